@@ -1,0 +1,45 @@
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
+import fastifyCookie from '@fastify/cookie'
+import fastifySession from '@fastify/session'
+import schoolsResources, { InMemoryCatalog } from 'fastify-schools-resources'
+import { demoCatalog } from './demo-catalog.js'
+import { demoDirectory } from './demo-member.js'
+
+export interface ExampleConfig {
+  baseUrl?: string
+  sessionSecret: string
+  demoEmail: string
+  demoPassword: string
+  /** Session cookie lifetime in milliseconds. */
+  sessionMaxAge?: number
+  logger?: FastifyServerOptions['logger']
+}
+
+/** The example site: cookie, session and the resources section, plus a home page that points to it. */
+export async function buildApp (config: ExampleConfig): Promise<FastifyInstance> {
+  const app = Fastify({ logger: config.logger ?? false })
+  const { authenticate } = await demoDirectory(config.demoEmail, config.demoPassword)
+
+  await app.register(fastifyCookie)
+  await app.register(fastifySession, {
+    secret: config.sessionSecret,
+    // Anonymous visitors get no session until something is stored in it.
+    saveUninitialized: false,
+    cookie: {
+      // Secure over https, plain over http, so the demo works on localhost.
+      secure: 'auto',
+      httpOnly: true,
+      sameSite: 'lax',
+      maxAge: config.sessionMaxAge ?? 8 * 60 * 60 * 1000
+    }
+  })
+  await app.register(schoolsResources, {
+    catalog: new InMemoryCatalog(demoCatalog),
+    authenticate,
+    baseUrl: config.baseUrl,
+    siteName: 'Riverside School'
+  })
+
+  app.get('/', async (_request, reply) => reply.redirect('/schools/resources/'))
+  return app
+}

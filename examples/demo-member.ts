@@ -1,0 +1,49 @@
+import { randomBytes, scrypt, timingSafeEqual, type BinaryLike, type ScryptOptions } from 'node:crypto'
+import type { Credentials, Member } from 'fastify-schools-resources'
+
+// node:crypto's scrypt, promisified by hand because util.promisify drops the options overload's types.
+function scryptAsync (password: BinaryLike, salt: BinaryLike, keylen: number, options: ScryptOptions): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    scrypt(password, salt, keylen, options, (err, key) => err ? reject(err) : resolve(key))
+  })
+}
+
+const KEY_LENGTH = 64
+const PARAMS = { N: 16384, r: 8, p: 1 }
+
+/** `scrypt$N$r$p$salt$hash`, base64 parts: the parameters travel with the hash. */
+export async function hashPassword (password: string): Promise<string> {
+  const salt = randomBytes(16)
+  const key = await scryptAsync(password, salt, KEY_LENGTH, PARAMS)
+  return ['scrypt', PARAMS.N, PARAMS.r, PARAMS.p, salt.toString('base64'), key.toString('base64')].join('$')
+}
+
+export async function verifyPassword (password: string, stored: string): Promise<boolean> {
+  const [scheme, N, r, p, salt, hash] = stored.split('$')
+  if (scheme !== 'scrypt' || hash === undefined) throw new Error('unknown password hash format')
+  const expected = Buffer.from(hash, 'base64')
+  const key = await scryptAsync(password, Buffer.from(salt, 'base64'), expected.length, { N: Number(N), r: Number(r), p: Number(p) })
+  return timingSafeEqual(key, expected)
+}
+
+export interface DemoMember extends Member {
+  email: string
+  passwordHash: string
+}
+
+/**
+ * The example's one member and its authenticate(). An unknown email still costs one hash check, so
+ * that the answer's timing does not tell which addresses have an account.
+ */
+export async function demoDirectory (email: string, password: string) {
+  const member: DemoMember = { id: 'demo-teacher', name: 'Demo Teacher', email, passwordHash: await hashPassword(password) }
+  const dummyHash = await hashPassword(randomBytes(16).toString('hex'))
+
+  async function authenticate ({ email: given, password: attempt }: Credentials): Promise<Member | null> {
+    const found = given.toLowerCase() === member.email.toLowerCase() ? member : undefined
+    const ok = await verifyPassword(attempt, found?.passwordHash ?? dummyHash)
+    return found !== undefined && ok ? { id: found.id, name: found.name, email: found.email } : null
+  }
+
+  return { member, authenticate }
+}

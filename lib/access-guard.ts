@@ -1,0 +1,59 @@
+import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify'
+import type { Catalog, CategoryWithResources } from './catalog.js'
+import { isSlug } from './catalog.js'
+import { loginRedirectUrl } from './back-url.js'
+import { releaseUntouchedSession, type Member, type MemberLookup } from './member.js'
+import { siteOrigin } from './site-origin.js'
+
+export interface AccessGuardDeps {
+  memberOf: MemberLookup
+  catalog: Catalog
+  baseUrl: string | undefined
+  loginPath: string
+  indexPath: string
+}
+
+/** What the guard learnt, for the route handler: it never looks anything up twice. */
+export interface GrantedAccess {
+  member: Member
+  category: CategoryWithResources
+}
+
+const granted = new WeakMap<FastifyRequest, GrantedAccess>()
+
+export function grantedAccess (request: FastifyRequest): GrantedAccess | undefined {
+  return granted.get(request)
+}
+
+/** `resources/<slug>/` or `resources/<slug>` → `<slug>`; anything else is not a slug. */
+function requestedSlug (request: FastifyRequest): string {
+  const rest = (request.params as { '*': string })['*']
+  return rest.endsWith('/') ? rest.slice(0, -1) : rest
+}
+
+/**
+ * onRequest hook of the category pages, in the legacy order: an anonymous visitor is sent to the login
+ * page, then everyone who cannot see the category is sent to the section index. For an anonymous
+ * visitor that second redirect is refused by redirectOnce (with its warning) and the login redirect
+ * stands; a member asking for an unknown category lands on the index.
+ */
+export function accessGuard (deps: AccessGuardDeps): onRequestAsyncHookHandler {
+  const { memberOf, catalog, baseUrl, loginPath, indexPath } = deps
+  return async function schoolsResourcesAccessGuard (request: FastifyRequest, reply: FastifyReply) {
+    const member = await memberOf(request) ?? undefined
+    const slug = requestedSlug(request)
+    // Anonymous visitors cost no lookup and learn nothing about which categories exist.
+    const category = member !== undefined && isSlug(slug) ? await catalog.getCategory(slug) : undefined
+    if (member !== undefined && category !== undefined) {
+      granted.set(request, { member, category })
+      return
+    }
+    reply.header('cache-control', 'no-store')
+    if (member === undefined) {
+      releaseUntouchedSession(request)
+      reply.redirectOnce(loginRedirectUrl(siteOrigin(request, baseUrl), loginPath, request.url))
+    }
+    reply.redirectOnce(indexPath)
+    return reply
+  }
+}

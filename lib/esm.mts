@@ -1,0 +1,25 @@
+// ESM entry: the CommonJS build re-exported, so that both module systems share one copy of the plugin.
+import cjs from './index.js'
+
+export type * from './index.js'
+export const {
+  fastifySchoolsResources,
+  redirectOnce,
+  REDIRECT_STATUS_CODES,
+  InMemoryCatalog,
+  isSlug,
+  defaultViews,
+  html,
+  unsafeRaw,
+  SafeHtml,
+  phpUrlencode,
+  loginRedirectUrl,
+  safeBackUrl,
+  MAX_BACK_URL_LENGTH,
+  FST_SR_INVALID_OPTION,
+  FST_SR_INVALID_REDIRECT_CODE,
+  FST_SR_INVALID_REDIRECT_URL,
+  FST_SR_INVALID_MEMBER,
+  REDIRECT_CONFLICT_WARNING
+} = cjs
+export default fastifySchoolsResources

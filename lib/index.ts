@@ -1,0 +1,55 @@
+import fp from 'fastify-plugin'
+import formbody from '@fastify/formbody'
+import type { FastifyInstance, FastifyPluginAsync } from 'fastify'
+import redirectOnce from './redirect-once.js'
+import { resolveOptions, type FastifySchoolsResourcesOptions } from './options.js'
+import { memberLookup } from './member.js'
+import { PageRenderer, resolveViews, sectionPaths } from './pages.js'
+import { sectionRoutes } from './section-routes.js'
+import { signInRoutes } from './sign-in-routes.js'
+
+const FORM = 'application/x-www-form-urlencoded'
+
+/** Wires the pieces together; each lives in its own module. */
+const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = async function (fastify, options) {
+  const opts = resolveOptions(options)
+  await fastify.register(redirectOnce, { baseUrl: opts.baseUrl })
+
+  // Routes live in their own context so the form parser stays ours and does not leak into the host.
+  await fastify.register(async function schoolsResourcesSection (section: FastifyInstance) {
+    if (!section.hasContentTypeParser(FORM)) await section.register(formbody)
+    const memberOf = memberLookup(opts)
+    const paths = sectionPaths(opts)
+    const pages = new PageRenderer(resolveViews(opts.views), opts, paths)
+    sectionRoutes(section, { catalog: opts.catalog, memberOf, pages, paths, prefix: opts.prefix, baseUrl: opts.baseUrl, loginPath: opts.loginPath })
+    if (opts.authenticate !== undefined && opts.signIn) {
+      signInRoutes(section, { authenticate: opts.authenticate, memberOf, pages, paths, baseUrl: opts.baseUrl, sessionKey: opts.sessionKey })
+    }
+  })
+}
+
+export const fastifySchoolsResources = fp(schoolsResources, {
+  fastify: '5.x',
+  name: 'fastify-schools-resources',
+  dependencies: ['@fastify/cookie', '@fastify/session']
+})
+export default fastifySchoolsResources
+
+export { redirectOnce }
+export type { RedirectOnceOptions } from './redirect-once.js'
+export { REDIRECT_STATUS_CODES } from './redirect-once.js'
+export type { FastifySchoolsResourcesOptions, Credentials } from './options.js'
+export { InMemoryCatalog, isSlug } from './catalog.js'
+export type { Catalog, CatalogData, Category, CategoryWithResources, Resource, ResourceFormat } from './catalog.js'
+export type { Member } from './member.js'
+export { defaultViews } from './views.js'
+export type { Views, Page, PageContext, LoginViewData } from './views.js'
+export { html, unsafeRaw, SafeHtml } from './html.js'
+export { phpUrlencode, loginRedirectUrl, safeBackUrl, MAX_BACK_URL_LENGTH } from './back-url.js'
+export {
+  FST_SR_INVALID_OPTION,
+  FST_SR_INVALID_REDIRECT_CODE,
+  FST_SR_INVALID_REDIRECT_URL,
+  FST_SR_INVALID_MEMBER,
+  REDIRECT_CONFLICT_WARNING
+} from './errors.js'

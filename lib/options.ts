@@ -1,0 +1,143 @@
+import type { FastifyRequest } from 'fastify'
+import type { Catalog } from './catalog.js'
+import type { Member } from './member.js'
+import type { Views } from './views.js'
+import { FST_SR_INVALID_OPTION } from './errors.js'
+
+export interface Credentials {
+  email: string
+  password: string
+}
+
+export interface FastifySchoolsResourcesOptions {
+  /** Where the categories and their resources come from (required). */
+  catalog: Catalog
+  /** Checks a sign-in; resolves to the member, or to null/undefined when the credentials are wrong. */
+  authenticate?: (credentials: Credentials, request: FastifyRequest) => Promise<Member | null | undefined>
+  /** Serve the login and logout routes (default true). Hosts with their own sign-in set false. */
+  signIn?: boolean
+  /** Path of the section (default `/schools/resources`). */
+  prefix?: string
+  /** The site's origin, e.g. `https://www.example.org`, used in absolute Locations (default: the request's). */
+  baseUrl?: string
+  /** Path of the login page (default `/Security/login`). */
+  loginPath?: string
+  /** Path of the logout action (default `/Security/logout`). */
+  logoutPath?: string
+  /** Session key that holds the signed-in member (default `member`). */
+  sessionKey?: string
+  /** Who is signed in, for hosts with their own authentication (default: the session's member). */
+  getMember?: (request: FastifyRequest) => Member | null | undefined | Promise<Member | null | undefined>
+  /** Replace any of the page renderers. */
+  views?: Partial<Views>
+  /** Site name shown in page titles and the header (default `Schools resources`). */
+  siteName?: string
+}
+
+export interface ResolvedOptions {
+  catalog: Catalog
+  authenticate: FastifySchoolsResourcesOptions['authenticate']
+  signIn: boolean
+  prefix: string
+  baseUrl: string | undefined
+  loginPath: string
+  logoutPath: string
+  sessionKey: string
+  getMember: FastifySchoolsResourcesOptions['getMember']
+  views: Partial<Views>
+  siteName: string
+}
+
+// Fastify passes these through to every plugin; they are not ours to judge.
+const FASTIFY_KEYS = new Set(['logLevel', 'logSerializers'])
+const KNOWN_KEYS = new Set<string>([
+  'catalog', 'authenticate', 'signIn', 'prefix', 'baseUrl', 'loginPath', 'logoutPath',
+  'sessionKey', 'getMember', 'views', 'siteName'
+])
+const VIEW_KEYS = new Set(['layout', 'index', 'category', 'login'])
+
+function fail (name: string, why: string): never {
+  throw new FST_SR_INVALID_OPTION(name, why)
+}
+
+/** A site origin such as `https://www.example.org`; the trailing slash is dropped. */
+export function parseBaseUrl (value: unknown, name = 'baseUrl'): string | undefined {
+  if (value === undefined) return undefined
+  if (typeof value !== 'string') fail(name, 'must be a string such as "https://www.example.org"')
+  let url: URL
+  try {
+    url = new URL(value)
+  } catch {
+    fail(name, `${JSON.stringify(value)} is not an absolute URL`)
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') fail(name, 'must use http or https')
+  if (url.pathname !== '/' || url.search !== '' || url.hash !== '' || url.username !== '' || url.password !== '') {
+    fail(name, `must be an origin only (scheme, host and port), got ${JSON.stringify(value)}`)
+  }
+  return url.origin
+}
+
+function path (opts: Record<string, unknown>, name: string, fallback: string): string {
+  const value = opts[name] ?? fallback
+  if (typeof value !== 'string' || !/^\/[A-Za-z0-9\-._~/]*$/.test(value) || value.includes('//') ||
+    (value.length > 1 && value.endsWith('/'))) {
+    fail(name, 'must be a path such as "/schools/resources": a leading slash, no trailing slash, no query')
+  }
+  return value
+}
+
+function optionalFunction<T> (opts: Record<string, unknown>, name: string): T | undefined {
+  const value = opts[name]
+  if (value !== undefined && typeof value !== 'function') fail(name, 'must be a function')
+  return value as T | undefined
+}
+
+export function resolveOptions (raw: unknown): ResolvedOptions {
+  if (raw === null || typeof raw !== 'object') fail('options', 'must be an object')
+  const opts = raw as Record<string, unknown>
+  for (const key of Object.keys(opts)) {
+    if (!KNOWN_KEYS.has(key) && !FASTIFY_KEYS.has(key)) fail(key, 'is not an option of this plugin')
+  }
+
+  const catalog = opts.catalog as Catalog | undefined
+  if (catalog === null || typeof catalog !== 'object' ||
+    typeof catalog.listCategories !== 'function' || typeof catalog.getCategory !== 'function') {
+    fail('catalog', 'is required: an object with listCategories() and getCategory(slug), such as new InMemoryCatalog(data)')
+  }
+
+  const signIn = opts.signIn ?? true
+  if (typeof signIn !== 'boolean') fail('signIn', 'must be true or false')
+  const authenticate = optionalFunction<ResolvedOptions['authenticate']>(opts, 'authenticate')
+  if (signIn && authenticate === undefined) {
+    fail('authenticate', 'is required while signIn is on: an async function ({ email, password }, request) => member | null')
+  }
+
+  const sessionKey = opts.sessionKey ?? 'member'
+  if (typeof sessionKey !== 'string' || sessionKey === '') fail('sessionKey', 'must be a non-empty string')
+
+  const views = opts.views ?? {}
+  if (views === null || typeof views !== 'object') fail('views', 'must be an object of render functions')
+  for (const [key, value] of Object.entries(views)) {
+    if (!VIEW_KEYS.has(key)) fail(`views.${key}`, `is not a view (known: ${[...VIEW_KEYS].join(', ')})`)
+    if (typeof value !== 'function') fail(`views.${key}`, 'must be a function')
+  }
+
+  const siteName = opts.siteName ?? 'Schools resources'
+  if (typeof siteName !== 'string' || siteName.trim() === '') fail('siteName', 'must be a non-empty string')
+
+  const resolved: ResolvedOptions = {
+    catalog,
+    authenticate,
+    signIn,
+    prefix: path(opts, 'prefix', '/schools/resources'),
+    baseUrl: parseBaseUrl(opts.baseUrl),
+    loginPath: path(opts, 'loginPath', '/Security/login'),
+    logoutPath: path(opts, 'logoutPath', '/Security/logout'),
+    sessionKey,
+    getMember: optionalFunction<ResolvedOptions['getMember']>(opts, 'getMember'),
+    views,
+    siteName
+  }
+  if (resolved.prefix === '/') fail('prefix', 'must not be the site root')
+  return resolved
+}

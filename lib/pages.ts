@@ -1,0 +1,52 @@
+import accepts from 'accepts'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { Member } from './member.js'
+import type { ResolvedOptions } from './options.js'
+import { defaultViews, type Page, type PageContext, type Views } from './views.js'
+
+export type SectionPaths = PageContext['paths']
+
+export function sectionPaths (opts: Pick<ResolvedOptions, 'prefix' | 'loginPath' | 'logoutPath'>): SectionPaths {
+  const categoryBase = `${opts.prefix}/resources/`
+  return {
+    index: `${opts.prefix}/`,
+    login: opts.loginPath,
+    logout: opts.logoutPath,
+    category: (slug) => `${categoryBase}${encodeURIComponent(slug)}/`
+  }
+}
+
+/** The plugin's views with the host's replacements applied. */
+export function resolveViews (overrides: Partial<Views>): Views {
+  return { ...defaultViews, ...overrides }
+}
+
+/** Plain `Accept` negotiation: HTML unless the client prefers JSON. */
+export function wantsJson (request: FastifyRequest): boolean {
+  return accepts(request.raw).type(['html', 'json']) === 'json'
+}
+
+export class PageRenderer {
+  readonly #views: Views
+  readonly #base: Omit<PageContext, 'member'>
+
+  constructor (views: Views, opts: Pick<ResolvedOptions, 'siteName' | 'signIn'>, paths: SectionPaths) {
+    this.#views = views
+    this.#base = { siteName: opts.siteName, signIn: opts.signIn, paths }
+  }
+
+  get views (): Views {
+    return this.#views
+  }
+
+  context (member: Member | undefined): PageContext {
+    return { ...this.#base, member }
+  }
+
+  /** Sends `page` wrapped in the layout as an HTML document. */
+  send (reply: FastifyReply, page: Page, ctx: PageContext): FastifyReply {
+    return reply
+      .type('text/html; charset=utf-8')
+      .send(String(this.#views.layout(page, ctx)))
+  }
+}

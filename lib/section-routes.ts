@@ -1,0 +1,57 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { Catalog } from './catalog.js'
+import { accessGuard, grantedAccess } from './access-guard.js'
+import { releaseUntouchedSession, type MemberLookup } from './member.js'
+import { wantsJson, type PageRenderer, type SectionPaths } from './pages.js'
+
+export interface SectionDeps {
+  catalog: Catalog
+  memberOf: MemberLookup
+  pages: PageRenderer
+  paths: SectionPaths
+  prefix: string
+  baseUrl: string | undefined
+  loginPath: string
+}
+
+function ignoresTrailingSlash (fastify: FastifyInstance): boolean {
+  const config = fastify.initialConfig as { ignoreTrailingSlash?: boolean, routerOptions?: { ignoreTrailingSlash?: boolean } }
+  return config.routerOptions?.ignoreTrailingSlash ?? config.ignoreTrailingSlash ?? false
+}
+
+/** The section index (open to everyone) and the members-only category pages. */
+export function sectionRoutes (fastify: FastifyInstance, deps: SectionDeps): void {
+  const { catalog, memberOf, pages, paths, prefix } = deps
+
+  async function sectionIndex (request: FastifyRequest, reply: FastifyReply) {
+    const member = await memberOf(request) ?? undefined
+    if (member === undefined) releaseUntouchedSession(request)
+    const categories = await catalog.listCategories()
+    reply.header('vary', 'Accept')
+    if (wantsJson(request)) {
+      return { categories: categories.map((c) => ({ slug: c.slug, title: c.title, description: c.description, url: paths.category(c.slug) })) }
+    }
+    const ctx = pages.context(member)
+    return pages.send(reply, pages.views.index({ categories }, ctx), ctx)
+  }
+
+  async function categoryPage (request: FastifyRequest, reply: FastifyReply) {
+    // The guard has redirected everyone else, so access is always granted here.
+    const { member, category } = grantedAccess(request)!
+    reply.header('cache-control', 'private, no-store').header('vary', 'Accept')
+    if (wantsJson(request)) {
+      const { resources, ...summary } = category
+      return { category: summary, resources }
+    }
+    const ctx = pages.context(member)
+    return pages.send(reply, pages.views.category({ category }, ctx), ctx)
+  }
+
+  fastify.get(paths.index, sectionIndex)
+  if (!ignoresTrailingSlash(fastify)) fastify.get(prefix, sectionIndex)
+
+  // A wildcard, so that every shape of slug (too long, nested, odd characters) reaches the guard.
+  fastify.get(`${prefix}/resources/*`, {
+    onRequest: accessGuard({ memberOf, catalog, baseUrl: deps.baseUrl, loginPath: deps.loginPath, indexPath: paths.index })
+  }, categoryPage)
+}
