@@ -1,7 +1,11 @@
 // ESM entry: the CommonJS build re-exported, so that both module systems share one copy of the plugin.
 import cjs from './index.js'
+import type { InMemoryCatalog as InMemoryCatalogInstance, SafeHtml as SafeHtmlInstance } from './index.js'
 
 export type * from './index.js'
+// Classes are both a value and a type; the destructured consts below carry only the value.
+export type InMemoryCatalog = InMemoryCatalogInstance
+export type SafeHtml = SafeHtmlInstance
 export const {
   fastifySchoolsResources,
   redirectOnce,

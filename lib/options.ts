@@ -92,8 +92,8 @@ function optionalFunction<T> (opts: Record<string, unknown>, name: string): T | 
   return value as T | undefined
 }
 
-export function resolveOptions (raw: unknown): ResolvedOptions {
-  if (raw === null || typeof raw !== 'object') fail('options', 'must be an object')
+/** Fastify always hands a plugin an options object (`{}` when none was given). */
+export function resolveOptions (raw: object): ResolvedOptions {
   const opts = raw as Record<string, unknown>
   for (const key of Object.keys(opts)) {
     if (!KNOWN_KEYS.has(key) && !FASTIFY_KEYS.has(key)) fail(key, 'is not an option of this plugin')

@@ -1,6 +1,7 @@
 import fp from 'fastify-plugin'
 import { validateHeaderValue } from 'node:http'
-import type { FastifyPluginCallback, FastifyReply } from 'fastify'
+import { inspect } from 'node:util'
+import type { FastifyPluginAsync, FastifyReply } from 'fastify'
 import { FST_SR_INVALID_REDIRECT_CODE, FST_SR_INVALID_REDIRECT_URL, REDIRECT_CONFLICT_WARNING } from './errors.js'
 import { requestOrigin } from './site-origin.js'
 import { parseBaseUrl } from './options.js'
@@ -29,15 +30,15 @@ type GuardedReply = FastifyReply & { [kRedirectedTo]: string | null }
 
 function assertRedirectable (url: unknown, code: unknown): asserts url is string {
   if (typeof code !== 'number' || !REDIRECT_STATUS_CODES.has(code)) {
-    throw new FST_SR_INVALID_REDIRECT_CODE(JSON.stringify(code) ?? String(code))
+    throw new FST_SR_INVALID_REDIRECT_CODE(inspect(code))
   }
   if (typeof url !== 'string' || url === '') {
-    throw new FST_SR_INVALID_REDIRECT_URL(JSON.stringify(url) ?? String(url))
+    throw new FST_SR_INVALID_REDIRECT_URL(inspect(url))
   }
   try {
     validateHeaderValue('location', url)
   } catch {
-    throw new FST_SR_INVALID_REDIRECT_URL(JSON.stringify(url))
+    throw new FST_SR_INVALID_REDIRECT_URL(inspect(url))
   }
 }
 
@@ -69,15 +70,14 @@ function redirectOnce (reply: GuardedReply, url: string, code: number, baseUrl: 
   return reply.redirect(url, code)
 }
 
-const redirectOncePlugin: FastifyPluginCallback<RedirectOnceOptions> = (fastify, opts, done) => {
+const redirectOncePlugin: FastifyPluginAsync<RedirectOnceOptions> = async (fastify, opts) => {
   // Registering twice (the host and the section plugin both do) keeps the first decorator.
-  if (fastify.hasReplyDecorator('redirectOnce')) return done()
+  if (fastify.hasReplyDecorator('redirectOnce')) return
   const baseUrl = parseBaseUrl(opts.baseUrl)
   fastify.decorateReply(kRedirectedTo, null)
   fastify.decorateReply('redirectOnce', function (this: FastifyReply, url: string, code = 302) {
     return redirectOnce(this as GuardedReply, url, code, baseUrl)
   })
-  done()
 }
 
 export default fp(redirectOncePlugin, { fastify: '5.x', name: 'fastify-schools-resources-redirect-once' })

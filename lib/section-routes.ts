@@ -14,11 +14,6 @@ export interface SectionDeps {
   loginPath: string
 }
 
-function ignoresTrailingSlash (fastify: FastifyInstance): boolean {
-  const config = fastify.initialConfig as { ignoreTrailingSlash?: boolean, routerOptions?: { ignoreTrailingSlash?: boolean } }
-  return config.routerOptions?.ignoreTrailingSlash ?? config.ignoreTrailingSlash ?? false
-}
-
 /** The section index (open to everyone) and the members-only category pages. */
 export function sectionRoutes (fastify: FastifyInstance, deps: SectionDeps): void {
   const { catalog, memberOf, pages, paths, prefix } = deps
@@ -48,7 +43,8 @@ export function sectionRoutes (fastify: FastifyInstance, deps: SectionDeps): voi
   }
 
   fastify.get(paths.index, sectionIndex)
-  if (!ignoresTrailingSlash(fastify)) fastify.get(prefix, sectionIndex)
+  // With the host's ignoreTrailingSlash the router already answers the bare prefix.
+  if (!fastify.hasRoute({ method: 'GET', url: prefix })) fastify.get(prefix, sectionIndex)
 
   // A wildcard, so that every shape of slug (too long, nested, odd characters) reaches the guard.
   fastify.get(`${prefix}/resources/*`, {

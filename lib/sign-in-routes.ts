@@ -69,7 +69,10 @@ export function signInRoutes (fastify: FastifyInstance, deps: SignInDeps): void 
       releaseUntouchedSession(request)
       return loginPage(reply, 401, { backUrl: formBackUrl, email, error: 'The email address or password is incorrect.' }, undefined)
     }
-    if (!isMember(member)) throw new FST_SR_INVALID_MEMBER(typeof member === 'object' ? 'an object without them' : typeof member)
+    if (!isMember(member)) {
+      releaseUntouchedSession(request)
+      throw new FST_SR_INVALID_MEMBER(typeof member === 'object' ? 'an object without them' : typeof member)
+    }
 
     // A new session id at sign-in, so that an id planted before it (session fixation) is worthless.
     const session = request.session as unknown as RegenerableSession
