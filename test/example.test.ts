@@ -1,0 +1,77 @@
+import t from 'tap'
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { resolve } from 'node:path'
+import { buildApp } from '../examples/app.js'
+import { hashPassword, verifyPassword } from '../examples/demo-member.js'
+
+const config = { sessionSecret: 's'.repeat(40), demoEmail: 'teacher@example.org', demoPassword: 'correct horse battery staple' }
+
+t.test('demo passwords are scrypt hashes that verify only the right password', async (t) => {
+  const hash = await hashPassword('pa55word')
+  t.match(hash, /^scrypt\$16384\$8\$1\$[A-Za-z0-9+/=]+\$[A-Za-z0-9+/=]+$/)
+  t.not(hash, await hashPassword('pa55word'), 'salted')
+  t.equal(await verifyPassword('pa55word', hash), true)
+  t.equal(await verifyPassword('pa55words', hash), false)
+  await t.rejects(verifyPassword('x', 'md5$abc'), /unknown password hash format/)
+})
+
+t.test('the example app: the whole journey with the demo member', async (t) => {
+  const app = await buildApp(config)
+  t.teardown(() => app.close())
+  const maths = '/schools/resources/resources/maths/'
+  const anonymous = await app.inject(maths)
+  t.equal(anonymous.statusCode, 302)
+  t.equal(anonymous.headers.location, 'http://localhost:80/Security/login?BackURL=%2Fschools%2Fresources%2Fresources%2Fmaths%2F')
+  t.equal(anonymous.headers['set-cookie'], undefined)
+
+  const wrong = await app.inject({ method: 'POST', url: '/Security/login', payload: { email: config.demoEmail, password: 'nope' } })
+  t.equal(wrong.statusCode, 401)
+  const unknown = await app.inject({ method: 'POST', url: '/Security/login', payload: { email: 'someone@example.org', password: config.demoPassword } })
+  t.equal(unknown.statusCode, 401)
+  t.equal(unknown.body.replace('someone@example.org', config.demoEmail), wrong.body, 'an unknown email gets the same page as a wrong password')
+
+  const ok = await app.inject({ method: 'POST', url: '/Security/login', payload: { email: 'Teacher@Example.org', password: config.demoPassword, BackURL: maths } })
+  t.equal(ok.statusCode, 303)
+  t.equal(ok.headers.location, `http://localhost${maths}`)
+  const cookie = ok.cookies.find((c) => c.name === 'sessionId')!
+  t.equal(cookie.httpOnly, true)
+  t.equal(cookie.sameSite, 'Lax')
+  t.ok(Math.abs(new Date(cookie.expires!).getTime() - Date.now() - 8 * 60 * 60 * 1000) < 60_000, 'expires in 8 hours')
+  const page = await app.inject({ url: maths, headers: { cookie: `sessionId=${cookie.value}` } })
+  t.equal(page.statusCode, 200)
+  t.match(page.body, '<title>Mathematics | Riverside School</title>')
+  t.match(page.body, 'Demo Teacher')
+
+  const home = await app.inject('/')
+  t.equal(home.headers.location, '/schools/resources/')
+})
+
+t.test('the example server: env settings, warnings on stderr, clean shutdown', async (t) => {
+  const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', HOST: '127.0.0.1', BASE_URL: 'https://school.test', LOG_LEVEL: 'info' }
+  delete env.SESSION_SECRET
+  const child = spawn(process.execPath, [resolve(__dirname, '../dist/examples/server.js')], { env, stdio: ['ignore', 'pipe', 'pipe'] })
+  t.teardown(() => { child.kill('SIGKILL') })
+  let stdout = ''
+  let stderr = ''
+  child.stderr.on('data', (d) => { stderr += d })
+  const address = await new Promise<string>((resolve, reject) => {
+    child.stdout.on('data', (d) => {
+      stdout += d
+      const match = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(stdout)
+      if (match !== null) resolve(match[1])
+    })
+    child.on('exit', (code) => reject(new Error(`server exited with ${code}: ${stderr}`)))
+  })
+  const res = await fetch(`${address}/schools/resources/resources/science/`, { redirect: 'manual' })
+  t.equal(res.status, 302)
+  t.equal(res.headers.get('location'), 'https://school.test/Security/login?BackURL=%2Fschools%2Fresources%2Fresources%2Fscience%2F')
+  const index = await fetch(`${address}/schools/resources/`)
+  t.equal(index.status, 200)
+  t.match(await index.text(), 'Riverside School')
+  child.kill('SIGTERM')
+  const [code] = await once(child, 'exit')
+  t.equal(code, 0, 'SIGTERM closes the server cleanly')
+  t.match(stderr, /\[EXAMPLE_NO_SESSION_SECRET\] UserWarning: SESSION_SECRET is not set/)
+  t.match(stderr, '[FST_SR_REDIRECT_CONFLICT] UserWarning: Already directed to https://school.test/Security/login?BackURL=%2Fschools%2Fresources%2Fresources%2Fscience%2F; now trying to direct to /schools/resources/')
+})

@@ -1,0 +1,104 @@
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
+import fastifyCookie from '@fastify/cookie'
+import fastifySession from '@fastify/session'
+import type { LightMyRequestResponse } from 'fastify'
+import schoolsResources, {
+  InMemoryCatalog,
+  REDIRECT_CONFLICT_WARNING,
+  type Catalog,
+  type FastifySchoolsResourcesOptions,
+  type Member
+} from '../../lib/index.js'
+import { AsyncStore } from './async-store.js'
+import { demoCatalog } from '../../examples/demo-catalog.js'
+
+export const SECRET = 'a-test-secret-that-is-at-least-32-characters-long'
+export const BASE_URL = 'https://www.example.org'
+export const TEACHER = { email: 'teacher@example.org', password: 'correct horse battery staple' }
+export const TEACHER_MEMBER: Member = { id: 't-1', name: 'Ada Teacher', email: TEACHER.email }
+
+/** A catalog that counts its lookups, to prove which requests cost one. */
+export class CountingCatalog implements Catalog {
+  readonly inner = new InMemoryCatalog(demoCatalog)
+  lookups = 0
+  lists = 0
+
+  async listCategories () {
+    this.lists++
+    return this.inner.listCategories()
+  }
+
+  async getCategory (slug: string) {
+    this.lookups++
+    return this.inner.getCategory(slug)
+  }
+}
+
+export async function teacherOnly ({ email, password }: { email: string, password: string }): Promise<Member | null> {
+  return email === TEACHER.email && password === TEACHER.password ? TEACHER_MEMBER : null
+}
+
+export interface TestApp {
+  app: FastifyInstance
+  store: AsyncStore
+  catalog: CountingCatalog
+}
+
+export interface BuildOptions {
+  plugin?: Partial<FastifySchoolsResourcesOptions>
+  fastify?: FastifyServerOptions
+  session?: Record<string, unknown>
+  /** Adds routes or hooks to the host before it starts. */
+  extend?: (app: FastifyInstance) => void
+}
+
+/** A host app as a user would write it: cookie, session (with an asynchronous store), the plugin. */
+export async function buildTestApp (opts: BuildOptions = {}): Promise<TestApp> {
+  const store = new AsyncStore()
+  const catalog = new CountingCatalog()
+  const app = Fastify(opts.fastify)
+  await app.register(fastifyCookie)
+  // secure: false because app.inject() speaks plain http.
+  await app.register(fastifySession, { secret: SECRET, store, cookie: { secure: false }, ...opts.session })
+  await app.register(schoolsResources, { catalog, authenticate: teacherOnly, baseUrl: BASE_URL, ...opts.plugin })
+  opts.extend?.(app)
+  await app.ready()
+  return { app, store, catalog }
+}
+
+/** The `name=value` pair of the response's session cookie, ready for a Cookie header. */
+export function sessionCookie (res: LightMyRequestResponse, name = 'sessionId'): string | undefined {
+  const cookie = res.cookies.find((c) => c.name === name)
+  return cookie === undefined ? undefined : `${cookie.name}=${cookie.value}`
+}
+
+/** Signs the teacher in and returns the session cookie. */
+export async function signIn (app: FastifyInstance, backUrl?: string): Promise<string> {
+  const res = await app.inject({
+    method: 'POST',
+    url: '/Security/login',
+    payload: { email: TEACHER.email, password: TEACHER.password, ...(backUrl === undefined ? {} : { BackURL: backUrl }) }
+  })
+  const cookie = sessionCookie(res)
+  if (res.statusCode !== 303 || cookie === undefined) throw new Error(`sign-in failed: ${res.statusCode} ${res.body}`)
+  return cookie
+}
+
+/**
+ * Collects the redirect-conflict warnings raised while `fn` runs. Node emits 'warning' on the next
+ * tick, so it waits one turn of the event loop before returning.
+ */
+export async function conflictWarnings (fn: () => Promise<unknown>): Promise<Error[]> {
+  const seen: Error[] = []
+  const listener = (warning: Error & { code?: string }) => {
+    if (warning.code === REDIRECT_CONFLICT_WARNING) seen.push(warning)
+  }
+  process.on('warning', listener)
+  try {
+    await fn()
+    await new Promise((resolve) => setImmediate(resolve))
+  } finally {
+    process.off('warning', listener)
+  }
+  return seen
+}

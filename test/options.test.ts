@@ -1,0 +1,91 @@
+import t from 'tap'
+import Fastify from 'fastify'
+import fastifyCookie from '@fastify/cookie'
+import fastifySession from '@fastify/session'
+import schoolsResources, { InMemoryCatalog, type FastifySchoolsResourcesOptions } from '../lib/index.js'
+import { SECRET, buildTestApp, teacherOnly } from './helpers/app.js'
+import { demoCatalog } from '../examples/demo-catalog.js'
+
+const catalog = new InMemoryCatalog({ categories: [] })
+
+async function readyWith (options: unknown) {
+  const app = Fastify()
+  await app.register(fastifyCookie)
+  await app.register(fastifySession, { secret: SECRET, cookie: { secure: false } })
+  app.register(schoolsResources, options as FastifySchoolsResourcesOptions)
+  await app.ready()
+}
+
+t.test('wrong options fail app.ready() with an error that names the option', async (t) => {
+  const base = { catalog, authenticate: teacherOnly }
+  const cases: Array<[string, unknown]> = [
+    ['catalog', { authenticate: teacherOnly }],
+    ['catalog', { ...base, catalog: { listCategories: () => [] } }],
+    ['catalog', { ...base, catalog: null }],
+    ['authenticate', { catalog }],
+    ['authenticate', { ...base, authenticate: 'yes' }],
+    ['signIn', { ...base, signIn: 'no' }],
+    ['prefix', { ...base, prefix: 'schools' }],
+    ['prefix', { ...base, prefix: '/schools/' }],
+    ['prefix', { ...base, prefix: '/' }],
+    ['prefix', { ...base, prefix: '/a//b' }],
+    ['prefix', { ...base, prefix: '/a?b' }],
+    ['loginPath', { ...base, loginPath: 42 }],
+    ['logoutPath', { ...base, logoutPath: 'https://x/logout' }],
+    ['baseUrl', { ...base, baseUrl: 'https://www.example.org/sub/' }],
+    ['baseUrl', { ...base, baseUrl: 'not a url' }],
+    ['sessionKey', { ...base, sessionKey: '' }],
+    ['getMember', { ...base, getMember: {} }],
+    ['views', { ...base, views: 'x' }],
+    ['views.footer', { ...base, views: { footer: () => '' } }],
+    ['views.layout', { ...base, views: { layout: '<html>' } }],
+    ['siteName', { ...base, siteName: ' ' }],
+    ['catlog', { ...base, catlog: catalog }]
+  ]
+  for (const [name, options] of cases) {
+    await t.rejects(readyWith(options), { code: 'FST_SR_INVALID_OPTION', message: new RegExp(`invalid option "${name.replace('.', '\\.')}"`) }, name)
+  }
+  await t.rejects(readyWith(undefined), { code: 'FST_SR_INVALID_OPTION', message: /"catalog"/ }, 'no options at all')
+})
+
+t.test('valid options start, including Fastify\'s own logLevel', async (t) => {
+  await t.resolves(readyWith({ catalog, authenticate: teacherOnly, logLevel: 'warn', prefix: '/a-b/c_d.e' }))
+  await t.resolves(readyWith({ catalog, signIn: false }), 'authenticate is optional without sign-in')
+})
+
+t.test('a missing dependency fails at startup with a clear error', async (t) => {
+  const noSession = Fastify()
+  await noSession.register(fastifyCookie)
+  noSession.register(schoolsResources, { catalog, authenticate: teacherOnly })
+  await t.rejects(async () => { await noSession.ready() }, { message: /dependency '@fastify\/session' of plugin 'fastify-schools-resources' is not registered/ })
+
+  const nothing = Fastify()
+  nothing.register(schoolsResources, { catalog, authenticate: teacherOnly })
+  await t.rejects(async () => { await nothing.ready() }, { message: /dependency '@fastify\/cookie' of plugin 'fastify-schools-resources' is not registered/ })
+})
+
+t.test('the host keeps its own form parser and trailing-slash setting', async (t) => {
+  let hostParsed = false
+  const app = Fastify({ routerOptions: { ignoreTrailingSlash: true } })
+  t.teardown(() => app.close())
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => {
+    hostParsed = true
+    done(null, Object.fromEntries(new URLSearchParams(body as string)))
+  })
+  await app.register(fastifyCookie)
+  await app.register(fastifySession, { secret: SECRET, cookie: { secure: false } })
+  await app.register(schoolsResources, { catalog: new InMemoryCatalog(demoCatalog), authenticate: teacherOnly })
+  const index = await app.inject('/schools/resources')
+  t.equal(index.statusCode, 200, 'the bare prefix is served by the router')
+  t.match(index.body, /<h1>Resources<\/h1>/)
+  const res = await app.inject({ method: 'POST', url: '/Security/login', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: 'email=nobody%40example.org&password=x' })
+  t.equal(res.statusCode, 401)
+  t.ok(hostParsed, 'the plugin did not replace the host parser')
+})
+
+t.test('the form parser stays inside the plugin', async (t) => {
+  const { app } = await buildTestApp({ extend: (app) => { app.post('/host-form', async (request) => ({ body: request.body })) } })
+  t.teardown(() => app.close())
+  const res = await app.inject({ method: 'POST', url: '/host-form', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: 'a=1' })
+  t.equal(res.statusCode, 415, 'the host app did not get a urlencoded parser it never asked for')
+})
