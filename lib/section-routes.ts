@@ -26,7 +26,7 @@ export function sectionRoutes (fastify: FastifyInstance, deps: SectionDeps): voi
     if (wantsJson(request)) {
       return { categories: categories.map((c) => ({ slug: c.slug, title: c.title, description: c.description, url: paths.category(c.slug) })) }
     }
-    const ctx = pages.context(member)
+    const ctx = pages.context(member, reply)
     return pages.send(reply, pages.views.index({ categories }, ctx), ctx)
   }
 
@@ -38,7 +38,7 @@ export function sectionRoutes (fastify: FastifyInstance, deps: SectionDeps): voi
       const { resources, ...summary } = category
       return { category: summary, resources }
     }
-    const ctx = pages.context(member)
+    const ctx = pages.context(member, reply)
     return pages.send(reply, pages.views.category({ category }, ctx), ctx)
   }
 

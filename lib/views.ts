@@ -9,6 +9,8 @@ export interface PageContext {
   member: Member | undefined
   /** Whether the plugin serves the login and logout routes. */
   signIn: boolean
+  /** CSRF token for the logout form, when a member is signed in. */
+  csrfToken?: string
   paths: {
     index: string
     login: string
@@ -30,6 +32,10 @@ export interface LoginViewData {
   email?: string
   /** A message for the visitor, e.g. after wrong credentials. */
   error?: string
+  /** CSRF token for the form. */
+  csrfToken?: string
+  /** Set while the username is locked after too many failed attempts. */
+  lockedUntil?: Date
 }
 
 /** Page renderers. Strings are sent as they are, so a replacement must escape what it interpolates (`html` does). */
@@ -40,10 +46,19 @@ export interface Views {
   login (data: LoginViewData, ctx: PageContext): Page
 }
 
+function csrfField (token: string | undefined): SafeHtml | '' {
+  return token === undefined ? '' : html`<input type="hidden" name="_csrf" value="${token}">`
+}
+
+/** "09:15 UTC": the time a locked-out visitor may try again. */
+export function retryTime (date: Date): string {
+  return `${date.toISOString().slice(11, 16)} UTC`
+}
+
 function memberNav (ctx: PageContext): SafeHtml {
   if (ctx.member !== undefined) {
     return html`<p class="signed-in">Signed in as <strong>${ctx.member.name}</strong></p>
-      ${ctx.signIn ? html`<form method="post" action="${ctx.paths.logout}"><button type="submit">Sign out</button></form>` : ''}`
+      ${ctx.signIn ? html`<form method="post" action="${ctx.paths.logout}">${csrfField(ctx.csrfToken)}<button type="submit">Sign out</button></form>` : ''}`
   }
   return ctx.signIn ? html`<a href="${ctx.paths.login}">Sign in</a>` : html``
 }
@@ -112,10 +127,15 @@ ${category.resources.length === 0
 }
 
 function login (data: LoginViewData, ctx: PageContext): Page {
+  const message = data.lockedUntil !== undefined
+    ? `Too many failed sign-in attempts. Try again after ${retryTime(data.lockedUntil)}.`
+    : data.error
+  const alert = message === undefined ? '' : html`<p class="error" role="alert" id="login-error">${message}</p>`
   if (ctx.member !== undefined) {
     return {
       title: 'Sign in',
       body: html`<h1>Sign in</h1>
+${alert}
 <p>You are signed in as <strong>${ctx.member.name}</strong>.</p>
 <p><a href="${data.backUrl ?? ctx.paths.index}">Continue</a></p>`
     }
@@ -123,8 +143,9 @@ function login (data: LoginViewData, ctx: PageContext): Page {
   return {
     title: 'Sign in',
     body: html`<h1>Sign in</h1>
-${data.error === undefined ? '' : html`<p class="error" role="alert" id="login-error">${data.error}</p>`}
-<form method="post" action="${ctx.paths.login}"${data.error === undefined ? '' : html` aria-describedby="login-error"`}>
+${alert}
+<form method="post" action="${ctx.paths.login}"${message === undefined ? '' : html` aria-describedby="login-error"`}>
+${csrfField(data.csrfToken)}
 ${data.backUrl === undefined ? '' : html`<input type="hidden" name="BackURL" value="${data.backUrl}">`}
 <p><label for="email">Email</label>
 <input id="email" name="email" type="email" autocomplete="username" required value="${data.email ?? ''}"></p>

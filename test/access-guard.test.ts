@@ -111,7 +111,8 @@ t.test('members see the category page; HTML by default, JSON on request', async 
     t.match(res.body, /Signed in as <strong>Ada Teacher<\/strong>/)
     const noSlash = await app.inject({ url: '/schools/resources/resources/maths', headers: { cookie } })
     t.equal(noSlash.statusCode, 200)
-    t.equal(noSlash.body, res.body)
+    const withoutToken = (body: string) => body.replace(/name="_csrf" value="[^"]+"/, '')
+    t.equal(withoutToken(noSlash.body), withoutToken(res.body), 'the same page without the trailing slash')
   })
   t.same(warnings, [], 'members trigger no warning')
 
