@@ -18,16 +18,13 @@ export const LOGIN_RATE_LIMITED = 'FST_SR_LOGIN_RATE_LIMITED'
  * Limits sign-in attempts per client address with @fastify/rate-limit, so that one address cannot
  * lock out many accounts. Behind a proxy, Fastify's `trustProxy` decides what the address is.
  */
-export async function loginRateLimit (section: FastifyInstance, options: LoginRateLimitOptions): Promise<preHandlerHookHandler> {
+export async function loginRateLimit (section: FastifyInstance, options: LoginRateLimitOptions & { max: number }): Promise<preHandlerHookHandler> {
   if (!section.hasDecorator('rateLimit')) {
-    await section.register(rateLimit, {
-      global: false,
-      ...(options.redis === undefined ? {} : { redis: options.redis as never }),
-      ...(options.nameSpace === undefined ? {} : { nameSpace: options.nameSpace })
-    })
+    const shared = Object.fromEntries(Object.entries({ redis: options.redis, nameSpace: options.nameSpace }).filter(([, v]) => v !== undefined))
+    await section.register(rateLimit, { global: false, ...shared })
   }
   return section.rateLimit({
-    max: options.max ?? 50,
+    max: options.max,
     timeWindow: options.timeWindow ?? 15 * 60 * 1000,
     errorResponseBuilder: (_request, context) => Object.assign(
       new Error(`Too many sign-in attempts from this address. Try again in ${context.after}.`),

@@ -57,7 +57,7 @@ export interface ResolvedOptions {
   views: Partial<Views>
   siteName: string
   lockout: LockoutSettings | false
-  loginRateLimit: LoginRateLimitOptions | false
+  loginRateLimit: (LoginRateLimitOptions & { max: number }) | false
   helmet: FastifyHelmetOptions | false
 }
 
@@ -137,7 +137,7 @@ function resolveLockout (opts: Record<string, unknown>): LockoutSettings | false
   }
 }
 
-function resolveLoginRateLimit (opts: Record<string, unknown>): LoginRateLimitOptions | false {
+function resolveLoginRateLimit (opts: Record<string, unknown>): (LoginRateLimitOptions & { max: number }) | false {
   const limit = optionalObject(opts, 'loginRateLimit')
   if (limit === false) return false
   const timeWindow = limit.timeWindow

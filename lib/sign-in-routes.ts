@@ -37,7 +37,7 @@ interface LiveSession {
   destroy (): Promise<void>
   set (key: string, value: unknown): void
   encryptedSessionId: string
-  cookie: { path?: string | null, domain?: string | null }
+  cookie: { path: string, domain?: string | null }
 }
 
 function fields (value: unknown): Fields {
@@ -136,7 +136,7 @@ export function signInRoutes (fastify: FastifyInstance, deps: SignInDeps): void 
     const { path, domain } = session.cookie
     await session.destroy()
     // The browser drops the old id too, so the next visit starts a new session.
-    if (cookieName !== undefined) reply.clearCookie(cookieName, { path: path ?? '/', ...(domain == null ? {} : { domain }) })
+    if (cookieName !== undefined) reply.clearCookie(cookieName, { path, ...(domain == null ? {} : { domain }) })
     reply.header('cache-control', 'no-store')
     return reply.redirectOnce(paths.index, 303)
   })
