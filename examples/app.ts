@@ -1,6 +1,6 @@
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import fastifyCookie from '@fastify/cookie'
-import fastifySession from '@fastify/session'
+import fastifySession, { type SessionStore } from '@fastify/session'
 import schoolsResources, { InMemoryCatalog } from 'fastify-schools-resources'
 import { demoCatalog } from './demo-catalog.js'
 import { demoDirectory } from './demo-member.js'
@@ -13,6 +13,8 @@ export interface ExampleConfig {
   /** Session cookie lifetime in milliseconds. */
   sessionMaxAge?: number
   logger?: FastifyServerOptions['logger']
+  /** Where sessions are kept (default: @fastify/session's memory store). */
+  sessionStore?: SessionStore
 }
 
 /** The example site: cookie, session and the resources section, plus a home page that points to it. */
@@ -23,6 +25,7 @@ export async function buildApp (config: ExampleConfig): Promise<FastifyInstance>
   await app.register(fastifyCookie)
   await app.register(fastifySession, {
     secret: config.sessionSecret,
+    store: config.sessionStore,
     // Anonymous visitors get no session until something is stored in it.
     saveUninitialized: false,
     cookie: {

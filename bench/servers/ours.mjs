@@ -1,0 +1,24 @@
+// Our example server (examples/app.ts, built to dist/), with its real catalog, pages and sign-in, and a
+// memory store the runner can count over IPC. Start-up hashes the demo password with scrypt.
+import { monitorEventLoopDelay } from 'node:perf_hooks'
+import fastifySession from '@fastify/session'
+import { buildApp } from '../../dist/examples/app.js'
+import { answerStats, baseUrl, host, port, ready, secret } from './common.mjs'
+
+const sessions = new Map()
+const app = await buildApp({
+  baseUrl,
+  sessionSecret: secret,
+  demoEmail: 'teacher@example.org',
+  demoPassword: 'correct horse battery staple',
+  sessionStore: new fastifySession.MemoryStore(sessions),
+  logger: { level: process.env.LOG_LEVEL ?? 'info' }
+})
+const eld = monitorEventLoopDelay({ resolution: 10 })
+eld.enable()
+answerStats(() => {
+  const stats = { sessions: sessions.size, eldP99Ms: eld.percentile(99) / 1e6, eldMaxMs: eld.max / 1e6, eldMeanMs: eld.mean / 1e6 }
+  eld.reset()
+  return stats
+})
+ready(await app.listen({ port, host }))
