@@ -1,7 +1,7 @@
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import fastifyCookie from '@fastify/cookie'
 import fastifySession, { type SessionStore } from '@fastify/session'
-import schoolsResources, { InMemoryCatalog } from 'fastify-schools-resources'
+import schoolsResources, { anonymousFastPath, InMemoryCatalog } from 'fastify-schools-resources'
 import { demoCatalog } from './demo-catalog.js'
 import { demoDirectory } from './demo-member.js'
 
@@ -23,6 +23,8 @@ export async function buildApp (config: ExampleConfig): Promise<FastifyInstance>
   const { authenticate } = await demoDirectory(config.demoEmail, config.demoPassword)
 
   await app.register(fastifyCookie)
+  // Before the session plugin: answers anonymous category requests before a session is built for them.
+  await app.register(anonymousFastPath)
   await app.register(fastifySession, {
     secret: config.sessionSecret,
     store: config.sessionStore,

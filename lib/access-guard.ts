@@ -38,7 +38,7 @@ function requestedSlug (request: FastifyRequest): string {
  * stands; a member asking for an unknown category lands on the index.
  */
 export function accessGuard (deps: AccessGuardDeps): onRequestAsyncHookHandler {
-  const { memberOf, catalog, baseUrl, loginPath, indexPath } = deps
+  const { memberOf, catalog, indexPath } = deps
   return async function schoolsResourcesAccessGuard (request: FastifyRequest, reply: FastifyReply) {
     const member = await memberOf(request) ?? undefined
     const slug = requestedSlug(request)
@@ -48,12 +48,23 @@ export function accessGuard (deps: AccessGuardDeps): onRequestAsyncHookHandler {
       granted.set(request, { member, category })
       return
     }
-    reply.header('cache-control', 'no-store')
     if (member === undefined) {
       releaseUntouchedSession(request)
-      reply.redirectOnce(loginRedirectUrl(siteOrigin(request, baseUrl), loginPath, request.url))
+      return answerAnonymous(request, reply, deps)
     }
+    reply.header('cache-control', 'no-store')
     reply.redirectOnce(indexPath)
     return reply
   }
+}
+
+/**
+ * The answer to an anonymous visitor, in the legacy order: the login redirect, then the redirect to the
+ * index, which redirectOnce refuses with its warning. Shared with the anonymous fast path.
+ */
+export function answerAnonymous (request: FastifyRequest, reply: FastifyReply, target: Pick<AccessGuardDeps, 'baseUrl' | 'loginPath' | 'indexPath'>): FastifyReply {
+  reply.header('cache-control', 'no-store')
+  reply.redirectOnce(loginRedirectUrl(siteOrigin(request, target.baseUrl), target.loginPath, request.url))
+  reply.redirectOnce(target.indexPath)
+  return reply
 }

@@ -7,6 +7,7 @@ import { memberLookup } from './member.js'
 import { PageRenderer, resolveViews, sectionPaths } from './pages.js'
 import { sectionRoutes } from './section-routes.js'
 import { signInRoutes } from './sign-in-routes.js'
+import { anonymousFastPath, registerWithFastPath } from './anonymous-fast-path.js'
 
 const FORM = 'application/x-www-form-urlencoded'
 
@@ -14,6 +15,7 @@ const FORM = 'application/x-www-form-urlencoded'
 const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = async function (fastify, options) {
   const opts = resolveOptions(options)
   await fastify.register(redirectOnce, { baseUrl: opts.baseUrl })
+  registerWithFastPath(fastify, opts)
 
   // Routes live in their own context so the form parser stays ours and does not leak into the host.
   await fastify.register(async function schoolsResourcesSection (section: FastifyInstance) {
@@ -36,6 +38,8 @@ export const fastifySchoolsResources = fp(schoolsResources, {
 export default fastifySchoolsResources
 
 export { redirectOnce }
+export { anonymousFastPath }
+export type { AnonymousFastPathOptions } from './anonymous-fast-path.js'
 export type { RedirectOnceOptions } from './redirect-once.js'
 export { REDIRECT_STATUS_CODES } from './redirect-once.js'
 export type { FastifySchoolsResourcesOptions, Credentials } from './options.js'

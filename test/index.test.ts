@@ -7,6 +7,7 @@ t.test('the public API is exactly what the README documents', async (t) => {
     fastifySchoolsResources: 'function',
     default: 'function',
     redirectOnce: 'function',
+    anonymousFastPath: 'function',
     REDIRECT_STATUS_CODES: 'object',
     InMemoryCatalog: 'function',
     isSlug: 'function',
