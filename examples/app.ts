@@ -30,6 +30,9 @@ export async function buildApp (config: ExampleConfig): Promise<FastifyInstance>
     store: config.sessionStore,
     // Anonymous visitors get no session until something is stored in it.
     saveUninitialized: false,
+    // The cookie and the stored session are written at sign-in only, not again on every page: a
+    // session lasts sessionMaxAge from sign-in (a school day), and a page view costs no store write.
+    rolling: false,
     cookie: {
       // Secure over https, plain over http, so the demo works on localhost.
       secure: 'auto',
