@@ -39,6 +39,8 @@ export default fastifySchoolsResources
 
 export { redirectOnce }
 export { anonymousFastPath }
+export { CachedSigner } from './cached-signer.js'
+export type { CachedSignerOptions } from './cached-signer.js'
 export type { AnonymousFastPathOptions } from './anonymous-fast-path.js'
 export type { RedirectOnceOptions } from './redirect-once.js'
 export { REDIRECT_STATUS_CODES } from './redirect-once.js'
