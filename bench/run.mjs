@@ -91,12 +91,13 @@ let tmpCount = 0
 const tmp = join(tmpdir(), `fsr-bench-${process.pid}`)
 mkdirSync(tmp, { recursive: true })
 
-async function startServer (server, env = {}) {
+async function startServer (server, env = {}, { pinToCore = true } = {}) {
   const port = nextPort++
   const stderrPath = join(tmp, `${server.name}-${tmpCount++}.stderr`)
   const { openSync, closeSync } = await import('node:fs')
   const errFd = openSync(stderrPath, 'w')
-  const [cmd, argv] = pin(SERVER_CPU, process.execPath, [...(server.execArgv ?? []), join(here, 'servers', server.file)])
+  const nodeArgv = [...(server.execArgv ?? []), join(here, 'servers', server.file)]
+  const [cmd, argv] = pinToCore ? pin(SERVER_CPU, process.execPath, nodeArgv) : [process.execPath, nodeArgv]
   const child = spawn(cmd, argv, {
     cwd: root,
     // stdout (pino's log lines) to /dev/null, stderr (Node's warnings) to a file the runner counts.
@@ -369,7 +370,9 @@ async function memoryRun () {
 
 async function loginRun () {
   const server = SERVERS.find((s) => s.name === 'ours')
-  const proc = await startServer(server)
+  // Not pinned: the hashes run on libuv's thread pool, which is meant to use the other cores; pinned to
+  // the event loop's own core they would only measure CPU sharing.
+  const proc = await startServer(server, {}, { pinToCore: false })
   try {
     await checkAnswers(proc)
     const n = quick ? 5 : 20
@@ -382,30 +385,45 @@ async function loginRun () {
     }
     const after = procSample(proc.pid)
     const seconds = quick ? 2 : 5
+    // A probe: one anonymous request at a time on a kept-alive connection, so its latency shows how
+    // long the event loop makes a request wait (a saturating load would measure queueing instead).
+    async function probe () {
+      const agent = new Agent({ keepAlive: true, maxSockets: 1 })
+      const latencies = []
+      const end = Date.now() + seconds * 1000
+      while (Date.now() < end) {
+        const t0 = process.hrtime.bigint()
+        const res = await http(proc.port, { agent })
+        if (res.status !== 302) throw new Error(`probe: ${res.status}`)
+        latencies.push(Number(process.hrtime.bigint() - t0) / 1e6)
+      }
+      agent.destroy()
+      latencies.sort((a, b) => a - b)
+      return { count: latencies.length, p50Ms: latencies[latencies.length >> 1], p99Ms: latencies[Math.floor(latencies.length * 0.99)], maxMs: latencies[latencies.length - 1] }
+    }
     await serverStats(proc) // resets the server's event-loop delay histogram
-    const baseline = await wrk(proc.port, { duration: seconds })
+    const baseline = await probe()
     const eldBaseline = await serverStats(proc)
     let logins = 0
     let stop = false
     const loops = Array.from({ length: 4 }, async () => {
       while (!stop) { await signIn(proc.port); logins++ }
     })
-    const during = await wrk(proc.port, { duration: seconds })
+    await sleep(100)
+    await serverStats(proc)
+    const during = await probe()
+    const eldDuring = await serverStats(proc)
     stop = true
     await Promise.all(loops)
-    const eldDuring = await serverStats(proc)
     const rec = {
       loginsTimed: n,
       loginMedianMs: median(latencies),
       loginCpuMsPerLogin: (after.cpuSeconds - before.cpuSeconds) * 1000 / n,
       concurrentLogins: 4,
-      loginsDuringLoad: logins,
-      loginsPerSecondDuringLoad: logins / seconds,
-      anonymousRpsBaseline: baseline.rps,
-      anonymousP99MsBaseline: baseline.p99Us / 1000,
-      anonymousRpsDuringLogins: during.rps,
-      anonymousP99MsDuringLogins: during.p99Us / 1000,
-      anonymousMaxMsDuringLogins: during.maxUs / 1000,
+      loginsDuringProbe: logins,
+      loginsPerSecondDuringProbe: logins / (seconds + 0.1),
+      probeBaseline: baseline,
+      probeDuringLogins: during,
       eventLoopDelayP99MsBaseline: eldBaseline.eldP99Ms,
       eventLoopDelayMaxMsBaseline: eldBaseline.eldMaxMs,
       eventLoopDelayP99MsDuringLogins: eldDuring.eldP99Ms,
@@ -444,8 +462,14 @@ function summarise (records) {
         }).filter((x) => !Number.isNaN(x))
         return ratios.length === 0 ? undefined : median(ratios)
       }
+      // Capacity if the server's core were saturated: the limit's CPU per request over ours, per round.
+      const cpuRatios = mine.map((r) => {
+        const other = records.find((o) => o.round === r.round && o.scenario === r.scenario && o.server === 'limit')
+        return other === undefined ? NaN : other.cpuUsPerReq / r.cpuUsPerReq
+      }).filter((x) => !Number.isNaN(x))
       rows.push({
         scenario: scenario.name,
+        vsLimitCpu: cpuRatios.length === 0 ? undefined : median(cpuRatios),
         server: server.name,
         rounds: mine.length,
         rps: median(mine.map((r) => r.rps)),
@@ -464,15 +488,15 @@ function summarise (records) {
 function markdown (meta, rows, memory, login) {
   const label = (name) => SERVERS.find((s) => s.name === name)?.label ?? name
   const lines = []
-  lines.push(`Run ${meta.date} on ${meta.machine}; ${meta.pinning}. ${meta.rounds} interleaved rounds, ${meta.duration} s measured per server and scenario after a ${meta.warmup} s warm-up, wrk -t1 -c${meta.connections}. Load average (1 min) at the start of each measured run: ${meta.loadRange}; CPU used by everything but the measured server during a run (wrk plus other people's work on this shared machine): ${meta.otherCoresRange} cores. Our server logs at \`${meta.oursLogLevel}\`, the Fastify peers at \`warn\`; stdout goes to /dev/null and stderr to a file (counted for warnings). Medians over the rounds; ratios are per round (same conditions), then the median.`)
+  lines.push(`Run ${meta.date} on ${meta.machine}; ${meta.pinning}. ${meta.rounds} interleaved rounds, ${meta.duration} s measured per server and scenario after a ${meta.warmup} s warm-up, wrk -t1 -c${meta.connections}. Load average (1 min) at the start of each measured run: ${meta.loadRange}; CPU used by everything but the measured server during a run (wrk plus other people's work on this shared machine): ${meta.otherCoresRange} cores. Our server logs at \`${meta.oursLogLevel}\`, the Fastify peers at \`warn\`; stdout goes to /dev/null and stderr to a file (counted for warnings). Medians over the rounds; ratios are per round (same conditions), then the median. "× limit (CPU/req)" is the limit's server CPU per request divided by the server's: the throughput ratio the servers would reach with their core to themselves, less sensitive to other work on the machine than req/s.`)
   lines.push('')
   for (const scenario of SCENARIOS) {
     lines.push(`**${scenario.label}**`)
     lines.push('')
-    lines.push('| server | req/s | CPU µs/req | p99 ms | peak RSS MiB | × limit | × Express | req/s per round |')
-    lines.push('|---|---:|---:|---:|---:|---:|---:|---|')
+    lines.push('| server | req/s | CPU µs/req | p99 ms | peak RSS MiB | × limit (req/s) | × limit (CPU/req) | × Express (req/s) | req/s per round |')
+    lines.push('|---|---:|---:|---:|---:|---:|---:|---:|---|')
     for (const r of rows.filter((x) => x.scenario === scenario.name)) {
-      lines.push(`| ${label(r.server)} | ${fmt(r.rps, 0)} | ${fmt(r.cpuUsPerReq, 1)} | ${fmt(r.p99Ms, 2)} | ${fmt(r.peakRssMiB, 1)} | ${fmt(r.vsLimit, 2)} | ${fmt(r.vsExpress, 2)} | ${r.rpsPerRound.join(', ')} |`)
+      lines.push(`| ${label(r.server)} | ${fmt(r.rps, 0)} | ${fmt(r.cpuUsPerReq, 1)} | ${fmt(r.p99Ms, 2)} | ${fmt(r.peakRssMiB, 1)} | ${fmt(r.vsLimit, 2)} | ${fmt(r.vsLimitCpu, 2)} | ${fmt(r.vsExpress, 2)} | ${r.rpsPerRound.join(', ')} |`)
     }
     lines.push('')
   }
@@ -481,8 +505,7 @@ function markdown (meta, rows, memory, login) {
     lines.push('')
   }
   if (login !== undefined) {
-    lines.push(`**Login** (scrypt N=16384, r=8, p=1): ${fmt(login.loginMedianMs, 1)} ms per login (median of ${login.loginsTimed}, one at a time), ${fmt(login.loginCpuMsPerLogin, 1)} ms of server CPU per login. With ${login.concurrentLogins} clients signing in continuously (${fmt(login.loginsPerSecondDuringLoad, 1)} logins/s), anonymous requests kept being served: ${fmt(login.anonymousRpsDuringLogins, 0)} req/s (p99 ${fmt(login.anonymousP99MsDuringLogins, 2)} ms, max ${fmt(login.anonymousMaxMsDuringLogins, 1)} ms) against ${fmt(login.anonymousRpsBaseline, 0)} req/s (p99 ${fmt(login.anonymousP99MsBaseline, 2)} ms) without logins; event-loop delay p99 ${fmt(login.eventLoopDelayP99MsDuringLogins, 1)} ms, max ${fmt(login.eventLoopDelayMaxMsDuringLogins, 1)} ms during logins (${fmt(login.eventLoopDelayP99MsBaseline, 1)} / ${fmt(login.eventLoopDelayMaxMsBaseline, 1)} ms without).`)
-    lines.push('')
+    lines.push(`**Login** (scrypt N=16384, r=8, p=1, on libuv's thread pool): ${fmt(login.loginMedianMs, 1)} ms per login (median of ${login.loginsTimed}, one at a time), ${fmt(login.loginCpuMsPerLogin, 1)} ms of server CPU per login. Event loop while logins run: with ${login.concurrentLogins} clients signing in continuously (${fmt(login.loginsPerSecondDuringProbe, 1)} logins/s; server not pinned for this part), a probe sending one anonymous request at a time got ${fmt(login.probeDuringLogins.count, 0)} answers, p50 ${fmt(login.probeDuringLogins.p50Ms, 2)} ms, p99 ${fmt(login.probeDuringLogins.p99Ms, 2)} ms, max ${fmt(login.probeDuringLogins.maxMs, 1)} ms (without logins: ${fmt(login.probeBaseline.count, 0)} answers, p50 ${fmt(login.probeBaseline.p50Ms, 2)} ms, p99 ${fmt(login.probeBaseline.p99Ms, 2)} ms, max ${fmt(login.probeBaseline.maxMs, 1)} ms); server event-loop delay (monitorEventLoopDelay at 1 ms resolution, so 1 ms is the floor) p99 ${fmt(login.eventLoopDelayP99MsDuringLogins, 1)} ms, max ${fmt(login.eventLoopDelayMaxMsDuringLogins, 1)} ms (without logins ${fmt(login.eventLoopDelayP99MsBaseline, 1)} / ${fmt(login.eventLoopDelayMaxMsBaseline, 1)} ms). A hash computed on the event loop would stall every request for the whole ${fmt(login.loginCpuMsPerLogin, 0)} ms.`)
   }
   return lines.join('\n')
 }

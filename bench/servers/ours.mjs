@@ -18,7 +18,7 @@ const app = await buildApp({
 // Counts the redirect-conflict warnings raised (also under --no-warnings, which only stops the printing).
 let warnings = 0
 process.on('warning', (w) => { if (w.code === 'FST_SR_REDIRECT_CONFLICT') warnings++ })
-const eld = monitorEventLoopDelay({ resolution: 10 })
+const eld = monitorEventLoopDelay({ resolution: 1 })
 eld.enable()
 answerStats(() => {
   const stats = { sessions: sessions.size, warnings, eldP99Ms: eld.percentile(99) / 1e6, eldMaxMs: eld.max / 1e6, eldMeanMs: eld.mean / 1e6 }
