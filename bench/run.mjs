@@ -233,13 +233,14 @@ async function checkAnswers (proc) {
 // ---------------------------------------------------------------------------------------------------
 // Load
 
-function wrk (port, { duration, headers = {}, path = CATEGORY }) {
+function wrk (port, { duration, headers = {}, path = CATEGORY, maxRequests }) {
   const argv = ['-t1', `-c${CONNECTIONS}`, `-d${duration}s`, '--timeout', '5s', '-s', join(here, 'wrk-report.lua')]
   for (const [k, v] of Object.entries(headers)) argv.push('-H', `${k}: ${v}`)
   argv.push(`http://127.0.0.1:${port}${path}`)
   const [cmd, full] = pin(LOAD_CPU, 'wrk', argv)
   return new Promise((resolve, reject) => {
-    const child = spawn(cmd, full, { stdio: ['ignore', 'pipe', 'pipe'] })
+    const env = maxRequests === undefined ? process.env : { ...process.env, WRK_MAX_REQUESTS: String(maxRequests) }
+    const child = spawn(cmd, full, { stdio: ['ignore', 'pipe', 'pipe'], env })
     let out = ''
     child.stdout.on('data', (c) => { out += c })
     child.stderr.on('data', (c) => { out += c })
@@ -307,30 +308,16 @@ async function measure (server, scenario, round) {
 // ---------------------------------------------------------------------------------------------------
 // Memory: a flood of anonymous requests
 
-async function flood (port, count, concurrency = CONNECTIONS) {
-  const agent = new Agent({ keepAlive: true, maxSockets: concurrency })
-  let sent = 0
-  async function worker () {
-    while (sent < count) {
-      sent++
-      const res = await http(port, { agent })
-      if (res.status !== 302 || res.headers.location !== EXPECTED_LOCATION) throw new Error(`flood: ${res.status} ${res.headers.location}`)
-    }
-  }
-  await Promise.all(Array.from({ length: concurrency }, worker))
-  agent.destroy()
-}
-
-async function memoryRun () {
-  const server = SERVERS.find((s) => s.name === 'ours')
+async function memoryRun (server) {
   const proc = await startServer(server)
   try {
     await checkAnswers(proc)
-    const first = 10_000
-    await flood(proc.port, first)
+    // The first 10,000 with the same tool and concurrency as the rest of the flood.
+    const first = (await wrk(proc.port, { duration: 5, maxRequests: 10_000 })).requests
     await sleep(200)
     const afterFirst = procSample(proc.pid)
-    let total = first + 3
+    const heapAfterFirst = server.warns ? await serverStats(proc) : {}
+    let total = first + 4 // and the checks' anonymous requests
     let maxRss = afterFirst.rssMiB
     const samples = []
     const sampler = setInterval(() => {
@@ -344,9 +331,11 @@ async function memoryRun () {
     }
     clearInterval(sampler)
     const end = procSample(proc.pid)
-    const { sessions } = await serverStats(proc)
-    const warnings = await countInFile(proc.stderrPath, '[FST_SR_REDIRECT_CONFLICT] UserWarning')
+    const heapEnd = server.warns ? await serverStats(proc) : {}
+    const sessions = server.sessions ? (await serverStats(proc)).sessions : proc.signIns ?? 0
+    const warnings = server.warns ? await countInFile(proc.stderrPath, '[FST_SR_REDIRECT_CONFLICT] UserWarning') : undefined
     const rec = {
+      server: server.name,
       requests: total,
       warnings,
       sessionsInStore: sessions - proc.signIns, // the checks' sign-ins
@@ -355,10 +344,13 @@ async function memoryRun () {
       maxSampledRssMiB: maxRss,
       peakRssMiB: end.hwmMiB,
       finalRssMiB: end.rssMiB,
-      growthMiB: end.hwmMiB - afterFirst.rssMiB
+      growthMiB: end.hwmMiB - afterFirst.rssMiB,
+      heapAfter10k: { used: heapAfterFirst.heapUsedMiB, total: heapAfterFirst.heapTotalMiB, external: heapAfterFirst.externalMiB },
+      heapEnd: { used: heapEnd.heapUsedMiB, total: heapEnd.heapTotalMiB, external: heapEnd.externalMiB }
     }
     log('memory', JSON.stringify(rec))
     if (rec.sessionsInStore !== 0) throw new Error(`memory: ${rec.sessionsInStore} sessions left in the store`)
+    if (server.warns && !(warnings >= total)) throw new Error(`memory: ${warnings} warnings for ${total} requests`)
     return rec
   } finally {
     await stopServer(proc)
@@ -500,8 +492,10 @@ function markdown (meta, rows, memory, login) {
     }
     lines.push('')
   }
-  if (memory !== undefined) {
-    lines.push(`**Anonymous flood** (our example server, one process): ${fmt(memory.requests, 0)} anonymous requests, ${fmt(memory.warnings, 0)} redirect-conflict warnings on stderr, **${memory.sessionsInStore} sessions** left in the store. RSS after the first 10,000: ${fmt(memory.rssAfter10kMiB, 1)} MiB; peak RSS (VmHWM) at the end: ${fmt(memory.peakRssMiB, 1)} MiB (**+${fmt(memory.growthMiB, 1)} MiB**); RSS at the end ${fmt(memory.finalRssMiB, 1)} MiB.`)
+  for (const m of memory ?? []) {
+    const who = m.server === 'ours' ? 'our example server' : `${label(m.server)} for comparison`
+    const extra = m.server === 'ours' ? `, ${fmt(m.warnings, 0)} redirect-conflict warnings on stderr, **${m.sessionsInStore} sessions** left in the store` : ''
+    lines.push(`**Anonymous flood**, ${who} (one process, wrk -c${meta.connections}): ${fmt(m.requests, 0)} anonymous requests${extra}. RSS after the first 10,000: ${fmt(m.rssAfter10kMiB, 1)} MiB; peak RSS (VmHWM) at the end: ${fmt(m.peakRssMiB, 1)} MiB (**+${fmt(m.growthMiB, 1)} MiB**); RSS at the end ${fmt(m.finalRssMiB, 1)} MiB.`)
     lines.push('')
   }
   if (login !== undefined) {
@@ -575,7 +569,14 @@ async function main () {
       }
     }
   }
-  const memory = SKIP.has('memory') || !SERVERS.some((s) => s.name === 'ours') ? undefined : await memoryRun()
+  // The flood runs against our server and, for comparison, against the limit (same tool, same counts).
+  const memory = []
+  if (!SKIP.has('memory')) {
+    for (const name of ['ours', 'limit']) {
+      const server = SERVERS.find((s) => s.name === name)
+      if (server !== undefined) memory.push(await memoryRun(server))
+    }
+  }
   const login = SKIP.has('login') || !SERVERS.some((s) => s.name === 'ours') ? undefined : await loginRun()
   const loads = records.map((r) => r.load1)
   const others = records.map((r) => r.otherCores)

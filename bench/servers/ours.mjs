@@ -21,7 +21,8 @@ process.on('warning', (w) => { if (w.code === 'FST_SR_REDIRECT_CONFLICT') warnin
 const eld = monitorEventLoopDelay({ resolution: 1 })
 eld.enable()
 answerStats(() => {
-  const stats = { sessions: sessions.size, warnings, eldP99Ms: eld.percentile(99) / 1e6, eldMaxMs: eld.max / 1e6, eldMeanMs: eld.mean / 1e6 }
+  const m = process.memoryUsage()
+  const stats = { sessions: sessions.size, warnings, heapUsedMiB: m.heapUsed / 2 ** 20, heapTotalMiB: m.heapTotal / 2 ** 20, externalMiB: m.external / 2 ** 20, arrayBuffersMiB: m.arrayBuffers / 2 ** 20, eldP99Ms: eld.percentile(99) / 1e6, eldMaxMs: eld.max / 1e6, eldMeanMs: eld.mean / 1e6 }
   eld.reset()
   return stats
 })
