@@ -459,8 +459,13 @@ function summarise (records) {
         const other = records.find((o) => o.round === r.round && o.scenario === r.scenario && o.server === 'limit')
         return other === undefined ? NaN : other.cpuUsPerReq / r.cpuUsPerReq
       }).filter((x) => !Number.isNaN(x))
+      const cpuVsExpress = mine.map((r) => {
+        const other = records.find((o) => o.round === r.round && o.scenario === r.scenario && o.server === 'express')
+        return other === undefined ? NaN : other.cpuUsPerReq / r.cpuUsPerReq
+      }).filter((x) => !Number.isNaN(x))
       rows.push({
         scenario: scenario.name,
+        vsExpressCpu: cpuVsExpress.length === 0 ? undefined : median(cpuVsExpress),
         vsLimitCpu: cpuRatios.length === 0 ? undefined : median(cpuRatios),
         server: server.name,
         rounds: mine.length,
@@ -485,10 +490,10 @@ function markdown (meta, rows, memory, login) {
   for (const scenario of SCENARIOS) {
     lines.push(`**${scenario.label}**`)
     lines.push('')
-    lines.push('| server | req/s | CPU µs/req | p99 ms | peak RSS MiB | × limit (req/s) | × limit (CPU/req) | × Express (req/s) | req/s per round |')
-    lines.push('|---|---:|---:|---:|---:|---:|---:|---:|---|')
+    lines.push('| server | req/s | CPU µs/req | p99 ms | peak RSS MiB | × limit (req/s) | × limit (CPU/req) | × Express (req/s) | × Express (CPU/req) | req/s per round |')
+    lines.push('|---|---:|---:|---:|---:|---:|---:|---:|---:|---|')
     for (const r of rows.filter((x) => x.scenario === scenario.name)) {
-      lines.push(`| ${label(r.server)} | ${fmt(r.rps, 0)} | ${fmt(r.cpuUsPerReq, 1)} | ${fmt(r.p99Ms, 2)} | ${fmt(r.peakRssMiB, 1)} | ${fmt(r.vsLimit, 2)} | ${fmt(r.vsLimitCpu, 2)} | ${fmt(r.vsExpress, 2)} | ${r.rpsPerRound.join(', ')} |`)
+      lines.push(`| ${label(r.server)} | ${fmt(r.rps, 0)} | ${fmt(r.cpuUsPerReq, 1)} | ${fmt(r.p99Ms, 2)} | ${fmt(r.peakRssMiB, 1)} | ${fmt(r.vsLimit, 2)} | ${fmt(r.vsLimitCpu, 2)} | ${fmt(r.vsExpress, 2)} | ${fmt(r.vsExpressCpu, 2)} | ${r.rpsPerRound.join(', ')} |`)
     }
     lines.push('')
   }
@@ -505,22 +510,22 @@ function markdown (meta, rows, memory, login) {
 }
 
 function svgChart (meta, rows) {
-  const W = 640
-  const H = 300
+  const W = 780
+  const H = 320
   const left = 60
   const top = 40
   const plotH = 190
   const colors = { limit: '#4d4d4d', reference: '#5b8bd9', express: '#d98b5b', ours: '#3a9a5b' }
   const color = (name) => colors[name] ?? '#9ac9a8'
-  const max = Math.max(1, ...rows.map((r) => r.vsLimit ?? 0))
+  const max = Math.max(1, ...rows.map((r) => Math.max(r.vsLimit ?? 0, r.vsLimitCpu ?? 0)))
   const y = (v) => top + plotH - (v / max) * plotH
   const groupW = (W - left - 20) / SCENARIOS.length
   const barW = Math.min(48, (groupW - 40) / SERVERS.length)
   const parts = []
   parts.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="sans-serif" font-size="12">`)
   parts.push(`<rect width="${W}" height="${H}" fill="#fff"/>`)
-  parts.push(`<text x="${left}" y="20" font-size="14" font-weight="bold">Throughput against bare Fastify (median of per-round ratios)</text>`)
-  parts.push(`<text x="${left}" y="34" fill="#555">${meta.date}, ${escapeXml(meta.machineShort)}</text>`)
+  parts.push(`<text x="${left}" y="18" font-size="14" font-weight="bold">Against bare Fastify: bars = capacity from server CPU per request, ticks = measured req/s</text>`)
+  parts.push(`<text x="${left}" y="34" fill="#555">${meta.date}, ${escapeXml(meta.machineShort)}; medians of per-round ratios; shared machine, see the table</text>`)
   for (const v of [0, 0.25, 0.5, 0.75, 1].filter((t) => t <= max)) {
     parts.push(`<line x1="${left}" x2="${W - 20}" y1="${y(v)}" y2="${y(v)}" stroke="#ddd"/><text x="${left - 6}" y="${y(v) + 4}" text-anchor="end">${v.toFixed(2)}×</text>`)
   }
@@ -530,9 +535,11 @@ function svgChart (meta, rows) {
     const mine = rows.filter((r) => r.scenario === scenario.name)
     mine.forEach((r, i) => {
       const x = x0 + i * (barW + 6)
-      const v = r.vsLimit ?? 0
-      parts.push(`<rect x="${x}" y="${y(v)}" width="${barW}" height="${top + plotH - y(v)}" fill="${color(r.server)}"><title>${r.server}: ${v.toFixed(2)}× (${Math.round(r.rps)} req/s)</title></rect>`)
-      parts.push(`<text x="${x + barW / 2}" y="${y(v) - 4}" text-anchor="middle">${v.toFixed(2)}</text>`)
+      const v = r.vsLimitCpu ?? 0
+      const t = r.vsLimit ?? 0
+      parts.push(`<rect x="${x}" y="${y(v)}" width="${barW}" height="${top + plotH - y(v)}" fill="${color(r.server)}"><title>${r.server}: ${v.toFixed(2)}× by CPU per request, ${t.toFixed(2)}× by req/s (${Math.round(r.rps)} req/s)</title></rect>`)
+      parts.push(`<text x="${x + barW / 2}" y="${top + plotH - 4}" text-anchor="middle" fill="#fff" font-weight="bold">${v.toFixed(2)}</text>`)
+      parts.push(`<line x1="${x - 2}" x2="${x + barW + 2}" y1="${y(t)}" y2="${y(t)}" stroke="#000" stroke-width="2"/><text x="${x + barW / 2}" y="${y(t) - 4}" text-anchor="middle" font-size="10">${t.toFixed(2)}</text>`)
     })
     const tx1 = x0 - 6
     const tx2 = x0 + mine.length * (barW + 6)
@@ -541,8 +548,8 @@ function svgChart (meta, rows) {
     parts.push(`<text x="${x0 + (mine.length * (barW + 6)) / 2}" y="${top + plotH + 18}" text-anchor="middle">${escapeXml(scenario.label)}</text>`)
   })
   SERVERS.forEach((s, i) => {
-    const x = left + i * 140
-    parts.push(`<rect x="${x}" y="${H - 26}" width="12" height="12" fill="${color(s.name)}"/><text x="${x + 16}" y="${H - 16}">${escapeXml(s.label)}</text>`)
+    const x = 20 + i * 150
+    parts.push(`<rect x="${x}" y="${H - 26}" width="12" height="12" fill="${color(s.name)}"/><text x="${x + 16}" y="${H - 16}" font-size="10">${escapeXml(s.label)}</text>`)
   })
   parts.push('</svg>')
   return parts.join('\n') + '\n'
@@ -554,7 +561,36 @@ function escapeXml (s) {
 
 // ---------------------------------------------------------------------------------------------------
 
+/** --from-json bench/results/results.json: renders the Markdown, chart and README section again from a saved run. */
+function renderOnly (path) {
+  const saved = JSON.parse(readFileSync(path, 'utf8'))
+  return { ...saved, rows: summarise(saved.records) }
+}
+
+function writeOutputs ({ meta, rows, records, memory, login }) {
+  const md = markdown(meta, rows, memory, login)
+  mkdirSync(OUT, { recursive: true })
+  const suffix = quick ? '-quick' : ''
+  writeFileSync(join(OUT, `results${suffix}.json`), JSON.stringify({ meta, rows, records, memory, login }, null, 2) + '\n')
+  writeFileSync(join(OUT, `results${suffix}.md`), md + '\n')
+  if (rows.length > 0) writeFileSync(join(OUT, `chart${suffix}.svg`), svgChart(meta, rows))
+  if (flag('readme') && !quick) {
+    const readmePath = join(root, 'README.md')
+    const readme = readFileSync(readmePath, 'utf8')
+    const start = '<!-- bench:start -->'
+    const end = '<!-- bench:end -->'
+    const i = readme.indexOf(start)
+    const j = readme.indexOf(end)
+    if (i !== -1 && j > i) writeFileSync(readmePath, readme.slice(0, i + start.length) + '\n' + md + '\n' + readme.slice(j))
+  }
+  return md
+}
+
 async function main () {
+  if (value('from-json', undefined) !== undefined) {
+    console.log(writeOutputs(renderOnly(value('from-json'))))
+    return
+  }
   const started = new Date()
   const cpuModel = cpus()[0]?.model ?? 'unknown CPU'
   const machine = `${nCpu} × ${cpuModel}, ${Math.round(totalmem() / 2 ** 30)} GiB RAM, Node ${process.version}, wrk ${wrkVersion.stdout.split(' ')[1] ?? ''}`.trim()
@@ -595,21 +631,7 @@ async function main () {
     command: `npm run bench${args.length > 0 ? ` -- ${args.join(' ')}` : ''}`
   }
   const rows = summarise(records)
-  const md = markdown(meta, rows, memory, login)
-  mkdirSync(OUT, { recursive: true })
-  const suffix = quick ? '-quick' : ''
-  writeFileSync(join(OUT, `results${suffix}.json`), JSON.stringify({ meta, rows, records, memory, login }, null, 2) + '\n')
-  writeFileSync(join(OUT, `results${suffix}.md`), md + '\n')
-  if (rows.length > 0) writeFileSync(join(OUT, `chart${suffix}.svg`), svgChart(meta, rows))
-  if (flag('readme') && !quick) {
-    const readmePath = join(root, 'README.md')
-    const readme = readFileSync(readmePath, 'utf8')
-    const start = '<!-- bench:start -->'
-    const end = '<!-- bench:end -->'
-    const i = readme.indexOf(start)
-    const j = readme.indexOf(end)
-    if (i !== -1 && j > i) writeFileSync(readmePath, readme.slice(0, i + start.length) + '\n' + md + '\n' + readme.slice(j))
-  }
+  const md = writeOutputs({ meta, rows, records, memory, login })
   console.log('\n' + md)
   log(`done in ${((Date.now() - started.getTime()) / 1000).toFixed(0)} s; results in bench/results/`)
 }
