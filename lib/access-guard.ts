@@ -38,7 +38,7 @@ function requestedSlug (request: FastifyRequest): string {
  * stands; a member asking for an unknown category lands on the index.
  */
 export function accessGuard (deps: AccessGuardDeps): onRequestHookHandler {
-  const { memberOf, catalog, baseUrl, loginPath, indexPath } = deps
+  const { memberOf, catalog, indexPath } = deps
 
   /** True when the request may go on to the page; otherwise it has been redirected. */
   async function admit (request: FastifyRequest, reply: FastifyReply): Promise<boolean> {
@@ -50,11 +50,12 @@ export function accessGuard (deps: AccessGuardDeps): onRequestHookHandler {
       granted.set(request, { member, category })
       return true
     }
-    reply.header('cache-control', 'no-store')
     if (member === undefined) {
       releaseUntouchedSession(request)
-      reply.redirectOnce(loginRedirectUrl(siteOrigin(request, baseUrl), loginPath, request.url))
+      answerAnonymous(request, reply, deps)
+      return false
     }
+    reply.header('cache-control', 'no-store')
     reply.redirectOnce(indexPath)
     return false
   }
@@ -65,4 +66,15 @@ export function accessGuard (deps: AccessGuardDeps): onRequestHookHandler {
   return function schoolsResourcesAccessGuard (request, reply, done) {
     admit(request, reply).then((proceed) => { if (proceed) done() }, done)
   }
+}
+
+/**
+ * The answer to an anonymous visitor, in the legacy order: the login redirect, then the redirect to the
+ * index, which redirectOnce refuses with its warning. Shared with the anonymous fast path.
+ */
+export function answerAnonymous (request: FastifyRequest, reply: FastifyReply, target: Pick<AccessGuardDeps, 'baseUrl' | 'loginPath' | 'indexPath'>): FastifyReply {
+  reply.header('cache-control', 'no-store')
+  reply.redirectOnce(loginRedirectUrl(siteOrigin(request, target.baseUrl), target.loginPath, request.url))
+  reply.redirectOnce(target.indexPath)
+  return reply
 }

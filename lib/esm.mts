@@ -3,7 +3,8 @@ import cjs from './index.js'
 import type {
   InMemoryCatalog as InMemoryCatalogInstance,
   SafeHtml as SafeHtmlInstance,
-  MemoryAttemptStore as MemoryAttemptStoreInstance
+  MemoryAttemptStore as MemoryAttemptStoreInstance,
+  CachedSigner as CachedSignerInstance
 } from './index.js'
 
 export type * from './index.js'
@@ -11,9 +12,12 @@ export type * from './index.js'
 export type InMemoryCatalog = InMemoryCatalogInstance
 export type SafeHtml = SafeHtmlInstance
 export type MemoryAttemptStore = MemoryAttemptStoreInstance
+export type CachedSigner = CachedSignerInstance
 export const {
   fastifySchoolsResources,
   redirectOnce,
+  anonymousFastPath,
+  CachedSigner,
   REDIRECT_STATUS_CODES,
   InMemoryCatalog,
   isSlug,

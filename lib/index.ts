@@ -11,6 +11,7 @@ import { registerCsrf } from './csrf.js'
 import { registerSecurityHeaders } from './security-headers.js'
 import { loginRateLimit } from './login-rate-limit.js'
 import { Lockout } from './lockout.js'
+import { anonymousFastPath, registerWithFastPath } from './anonymous-fast-path.js'
 
 const FORM = 'application/x-www-form-urlencoded'
 
@@ -18,6 +19,7 @@ const FORM = 'application/x-www-form-urlencoded'
 const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = async function (fastify, options) {
   const opts = resolveOptions(options)
   await fastify.register(redirectOnce, { baseUrl: opts.baseUrl })
+  registerWithFastPath(fastify, opts)
 
   // Routes live in their own context so the form parser, CSRF, rate limit and security headers stay
   // ours and do not leak into the host.
@@ -52,6 +54,10 @@ export const fastifySchoolsResources = fp(schoolsResources, {
 export default fastifySchoolsResources
 
 export { redirectOnce }
+export { anonymousFastPath }
+export { CachedSigner } from './cached-signer.js'
+export type { CachedSignerOptions } from './cached-signer.js'
+export type { AnonymousFastPathOptions } from './anonymous-fast-path.js'
 export type { RedirectOnceOptions } from './redirect-once.js'
 export { REDIRECT_STATUS_CODES } from './redirect-once.js'
 export type { FastifySchoolsResourcesOptions, Credentials } from './options.js'

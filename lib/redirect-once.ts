@@ -4,6 +4,7 @@ import { inspect } from 'node:util'
 import type { FastifyPluginAsync, FastifyReply } from 'fastify'
 import { FST_SR_INVALID_REDIRECT_CODE, FST_SR_INVALID_REDIRECT_URL, REDIRECT_CONFLICT_WARNING } from './errors.js'
 import { requestOrigin } from './site-origin.js'
+import { emitProcessWarning } from './process-warning.js'
 import { parseBaseUrl } from './options.js'
 
 declare module 'fastify' {
@@ -60,7 +61,7 @@ function redirectOnce (reply: GuardedReply, url: string, code: number, baseUrl: 
   if (existing !== undefined) {
     if (!sameTarget(existing, url, baseUrl ?? requestOrigin(reply.request))) {
       const message = `Already directed to ${existing}; now trying to direct to ${url}`
-      process.emitWarning(message, { type: 'UserWarning', code: REDIRECT_CONFLICT_WARNING })
+      emitProcessWarning(message, 'UserWarning', REDIRECT_CONFLICT_WARNING)
       reply.log.warn({ existingLocation: existing, refusedLocation: url, code: REDIRECT_CONFLICT_WARNING }, message)
       return undefined
     }

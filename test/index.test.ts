@@ -7,6 +7,8 @@ t.test('the public API is exactly what the README documents', async (t) => {
     fastifySchoolsResources: 'function',
     default: 'function',
     redirectOnce: 'function',
+    anonymousFastPath: 'function',
+    CachedSigner: 'function',
     REDIRECT_STATUS_CODES: 'object',
     InMemoryCatalog: 'function',
     isSlug: 'function',

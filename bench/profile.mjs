@@ -1,0 +1,54 @@
+#!/usr/bin/env node
+// node bench/profile.mjs <server> <anonymous|signed-in> [seconds]: runs one bench server under
+// --cpu-prof with wrk against it, then prints the top functions by self time. Profiles in bench/profiles/.
+import { spawn, spawnSync } from 'node:child_process'
+import { mkdirSync, readdirSync, readFileSync } from 'node:fs'
+import { request } from 'node:http'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { setTimeout as sleep } from 'node:timers/promises'
+
+const here = dirname(fileURLToPath(import.meta.url))
+const [name = 'ours', scenario = 'anonymous', seconds = '5'] = process.argv.slice(2)
+const dir = join(here, 'profiles', `${name}-${scenario}-${Date.now()}`)
+mkdirSync(dir, { recursive: true })
+const port = 4900
+const child = spawn('taskset', ['-c', '0', process.execPath, '--cpu-prof', `--cpu-prof-dir=${dir}`, join(here, 'servers', `${name}.mjs`)], {
+  stdio: ['ignore', 'ignore', 'ignore', 'ipc'],
+  env: { ...process.env, PORT: String(port), LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' }
+})
+await new Promise((resolve) => child.on('message', (m) => m?.type === 'ready' && resolve()))
+let cookie = ''
+if (scenario === 'signed-in') {
+  cookie = await new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, method: 'POST', path: '/Security/login', headers: { 'content-type': 'application/x-www-form-urlencoded' } }, (res) => {
+      res.resume()
+      resolve(res.headers['set-cookie'][0].split(';', 1)[0])
+    })
+    req.on('error', reject)
+    req.end('email=teacher%40example.org&password=correct+horse+battery+staple')
+  })
+}
+const argv = ['-c', '1', 'wrk', '-t1', '-c64', `-d${seconds}s`]
+if (cookie !== '') argv.push('-H', `cookie: ${cookie}`)
+argv.push(`http://127.0.0.1:${port}/schools/resources/resources/maths/`)
+console.log(spawnSync('taskset', argv, { encoding: 'utf8' }).stdout.split('\n').filter((l) => /Requests\/sec|Latency/.test(l)).join('\n'))
+child.kill('SIGTERM')
+await new Promise((resolve) => child.on('exit', resolve))
+await sleep(100)
+const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'))
+const profile = JSON.parse(readFileSync(join(dir, file), 'utf8'))
+const self = new Map()
+const dt = new Map()
+profile.samples.forEach((id, i) => dt.set(id, (dt.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)))
+let total = 0
+for (const node of profile.nodes) {
+  const t = dt.get(node.id) ?? 0
+  total += t
+  const { functionName, url, lineNumber } = node.callFrame
+  const key = `${functionName || '(anonymous)'} ${url.replace(/^.*node_modules\//, '').replace(/^file:\/\/.*wt-bench\//, '')}:${lineNumber + 1}`
+  self.set(key, (self.get(key) ?? 0) + t)
+}
+const top = [...self.entries()].sort((a, b) => b[1] - a[1]).slice(0, Number(process.env.TOP ?? 30))
+for (const [key, t] of top) console.log(`${(100 * t / total).toFixed(1).padStart(5)}%  ${key}`)
+console.log(`profile: ${join(dir, file)}`)
