@@ -13,6 +13,7 @@ export const {
   InMemoryCatalog,
   isSlug,
   defaultViews,
+  defaultStylesheet,
   html,
   unsafeRaw,
   SafeHtml,

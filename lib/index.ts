@@ -7,6 +7,7 @@ import { memberLookup } from './member.js'
 import { PageRenderer, resolveViews, sectionPaths } from './pages.js'
 import { sectionRoutes } from './section-routes.js'
 import { signInRoutes } from './sign-in-routes.js'
+import { stylesheetRoute } from './assets.js'
 
 const FORM = 'application/x-www-form-urlencoded'
 
@@ -21,6 +22,7 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
     const memberOf = memberLookup(opts)
     const paths = sectionPaths(opts)
     const pages = new PageRenderer(resolveViews(opts.views), opts, paths)
+    if (opts.stylesheet.servePath !== undefined) stylesheetRoute(section, opts.stylesheet.servePath)
     sectionRoutes(section, { catalog: opts.catalog, memberOf, pages, paths, prefix: opts.prefix, baseUrl: opts.baseUrl, loginPath: opts.loginPath })
     if (opts.authenticate !== undefined && opts.signIn) {
       signInRoutes(section, { authenticate: opts.authenticate, memberOf, pages, paths, baseUrl: opts.baseUrl, sessionKey: opts.sessionKey })
@@ -43,7 +45,9 @@ export { InMemoryCatalog, isSlug } from './catalog.js'
 export type { Catalog, CatalogData, Category, CategoryWithResources, Resource, ResourceFormat } from './catalog.js'
 export type { Member } from './member.js'
 export { defaultViews } from './views.js'
-export type { Views, Page, PageContext, LoginViewData } from './views.js'
+export type { Views, Page, PageContext, LoginViewData, CategoryViewData } from './views.js'
+export type { ResourceFilter } from './filters.js'
+export { defaultStylesheet } from './assets.js'
 export { html, unsafeRaw, SafeHtml } from './html.js'
 export { phpUrlencode, loginRedirectUrl, safeBackUrl, MAX_BACK_URL_LENGTH } from './back-url.js'
 export {

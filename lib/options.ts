@@ -3,6 +3,7 @@ import type { Catalog } from './catalog.js'
 import type { Member } from './member.js'
 import type { Views } from './views.js'
 import { FST_SR_INVALID_OPTION } from './errors.js'
+import { resolveStylesheet, type ResolvedStylesheet } from './assets.js'
 
 export interface Credentials {
   email: string
@@ -32,6 +33,8 @@ export interface FastifySchoolsResourcesOptions {
   views?: Partial<Views>
   /** Site name shown in page titles and the header (default `Schools resources`). */
   siteName?: string
+  /** `true` (default): serve and link the section's stylesheet; `false`: none; a URL: link yours instead. */
+  stylesheet?: boolean | string
 }
 
 export interface ResolvedOptions {
@@ -46,15 +49,16 @@ export interface ResolvedOptions {
   getMember: FastifySchoolsResourcesOptions['getMember']
   views: Partial<Views>
   siteName: string
+  stylesheet: ResolvedStylesheet
 }
 
 // Fastify passes these through to every plugin; they are not ours to judge.
 const FASTIFY_KEYS = new Set(['logLevel', 'logSerializers'])
 const KNOWN_KEYS = new Set<string>([
   'catalog', 'authenticate', 'signIn', 'prefix', 'baseUrl', 'loginPath', 'logoutPath',
-  'sessionKey', 'getMember', 'views', 'siteName'
+  'sessionKey', 'getMember', 'views', 'siteName', 'stylesheet'
 ])
-const VIEW_KEYS = new Set(['layout', 'index', 'category', 'login'])
+const VIEW_KEYS = new Set(['layout', 'index', 'category', 'login', 'notFound'])
 
 function fail (name: string, why: string): never {
   throw new FST_SR_INVALID_OPTION(name, why)
@@ -125,18 +129,20 @@ export function resolveOptions (raw: object): ResolvedOptions {
   const siteName = opts.siteName ?? 'Schools resources'
   if (typeof siteName !== 'string' || siteName.trim() === '') fail('siteName', 'must be a non-empty string')
 
+  const prefix = path(opts, 'prefix', '/schools/resources')
   const resolved: ResolvedOptions = {
     catalog,
     authenticate,
     signIn,
-    prefix: path(opts, 'prefix', '/schools/resources'),
+    prefix,
     baseUrl: parseBaseUrl(opts.baseUrl),
     loginPath: path(opts, 'loginPath', '/Security/login'),
     logoutPath: path(opts, 'logoutPath', '/Security/logout'),
     sessionKey,
     getMember: optionalFunction<ResolvedOptions['getMember']>(opts, 'getMember'),
     views,
-    siteName
+    siteName,
+    stylesheet: resolveStylesheet(opts.stylesheet, prefix)
   }
   if (resolved.prefix === '/') fail('prefix', 'must not be the site root')
   return resolved
