@@ -49,6 +49,8 @@ a:hover { color: var(--sr-accent-dark); text-decoration-thickness: 2px; }
   z-index: 10;
 }
 .skip-link:focus { top: 0.5rem; }
+/* The skip link moves focus to <main>; outlining the whole content area would only distract. */
+#main:focus { outline: none; box-shadow: none; }
 .visually-hidden {
   position: absolute !important;
   width: 1px; height: 1px;

@@ -50,14 +50,22 @@ t.test('a host can replace the layout alone and keep our page bodies', async (t)
     plugin: {
       siteName: 'Hillside <Primary>',
       views: {
-        layout: (page, ctx) => html`<!doctype html><title>${page.title} - ${ctx.siteName}</title><header>Hillside header</header>${page.body}<footer>Hillside footer</footer>`
+        layout: (page, ctx) => html`<!doctype html><title>${page.title} - ${ctx.siteName}</title><link rel="stylesheet" href="${ctx.stylesheet}"><header>Hillside header</header>${page.body}<footer>Hillside footer</footer>`
       }
     }
   })
   t.teardown(() => app.close())
   const res = await app.inject('/schools/resources/')
-  t.match(res.body, '<title>Resources - Hillside &lt;Primary&gt;</title><header>Hillside header</header><h1>Resources</h1>')
+  t.match(res.body, '<title>Resources - Hillside &lt;Primary&gt;</title>')
+  t.match(res.body, '<header>Hillside header</header><h1>Resources</h1>')
   t.match(res.body, '<footer>Hillside footer</footer>')
+  t.match(res.body, /<link rel="stylesheet" href="\/schools\/resources\/assets\/resources\.css\?v=[\w-]+">/, 'a host layout can link our stylesheet')
+  const cookie = await signIn(app)
+  const category = await app.inject({ url: '/schools/resources/resources/english/?year=Year+1', headers: { cookie } })
+  t.match(category.body, /<title>English \(Year 1\) - Hillside &lt;Primary&gt;<\/title>.*<header>Hillside header<\/header><nav class="breadcrumbs"/s, 'category pages use the host layout too')
+  t.match(category.body, 'Showing 1 of 3 resources for Year 1.')
+  const missing = await app.inject('/schools/resources/nope')
+  t.match(missing.body, '<header>Hillside header</header><h1>Page not found</h1>', 'and so does the 404 page')
 })
 
 t.test('a view may return a plain string, sent as written', async (t) => {

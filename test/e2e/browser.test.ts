@@ -27,6 +27,8 @@ const CHROMIUM_ARGS = [
   '--disable-sync', '--no-first-run', '--disable-quic'
 ]
 
+const CSP = "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+
 type Server = ChildProcessByStdio<null, Readable, Readable>
 
 /** The example server on a free port, as `npm start` runs it. Resolves to its address. */
@@ -193,6 +195,13 @@ if (!existsSync(CHROMIUM)) {
   t.test('accessibility: axe-core finds no serious or critical violations on any page', async (t) => {
     const context = await newContext({ javaScriptEnabled: true })
     t.teardown(() => context.close())
+    // A strict Content-Security-Policy on every document, as a host with helmet would send: any inline
+    // style or script in the pages would be refused and show up as a console error below.
+    await context.route('**/*', async (route) => {
+      if (route.request().resourceType() !== 'document') return route.continue()
+      const response = await route.fetch({ maxRedirects: 0 })
+      return route.fulfill({ response, headers: { ...response.headers(), 'content-security-policy': CSP } })
+    })
     const page = await context.newPage()
     // The pages carry no script of their own, so any console error or failed request is ours to fix.
     const problems: string[] = []
@@ -237,9 +246,17 @@ if (!existsSync(CHROMIUM)) {
     t.ok(flagged.includes('label:critical') && flagged.includes('html-has-lang:serious'), `axe flags a broken page (${flagged.join(', ')})`)
     await control.close()
 
-    await page.goto(`${base}/schools/resources/`)
+    const first = await page.goto(`${base}/schools/resources/`)
+    t.equal(first!.headers()['content-security-policy'], CSP, 'the page is served under the strict policy')
     await check('index, signed out')
-    t.equal(await inPage('getComputedStyle(document.querySelector(".site-header")).backgroundColor'), 'rgb(243, 245, 247)', 'the stylesheet is applied')
+    const headerBackground = 'getComputedStyle(document.querySelector(".site-header")).backgroundColor'
+    t.equal(await inPage(headerBackground), 'rgb(243, 245, 247)', 'the stylesheet is applied under the policy')
+    // Control: the policy is really enforced, an inline style is refused.
+    const seen = problems.length
+    await page.addStyleTag({ content: '.site-header { background: rgb(255, 0, 0) }' }).catch(() => undefined)
+    t.equal(await inPage(headerBackground), 'rgb(243, 245, 247)', 'an inline style is refused')
+    t.match(problems.slice(seen).join('\n'), /Content Security Policy/, 'and reported')
+    problems.splice(seen)
 
     // Keyboard: the first Tab shows the skip link, with a visible focus outline.
     await page.keyboard.press('Tab')
