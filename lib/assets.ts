@@ -85,6 +85,8 @@ a:hover { color: var(--sr-accent-dark); text-decoration-thickness: 2px; }
 .account { display: flex; flex-wrap: wrap; align-items: center; gap: 0.5rem 1rem; }
 .account p { margin: 0; }
 .account form { margin: 0; }
+.account button { background: var(--sr-bg); color: var(--sr-accent); }
+.account button:hover { background: var(--sr-band); color: var(--sr-accent-dark); }
 .site-main { padding-top: 1.5rem; padding-bottom: 3rem; }
 .site-footer { border-top: 1px solid var(--sr-line); color: var(--sr-muted); font-size: 0.9375rem; }
 .site-footer-inner { padding-top: 1rem; padding-bottom: 1.5rem; }
@@ -149,20 +151,19 @@ button {
   cursor: pointer;
 }
 button:hover { background: var(--sr-accent-dark); border-color: var(--sr-accent-dark); }
-.button-secondary { background: var(--sr-bg); color: var(--sr-accent); }
-.button-secondary:hover { background: var(--sr-band); color: var(--sr-accent-dark); }
 
 .login { max-width: 26rem; }
 .login form p { margin: 0 0 1rem; }
 .login label { display: block; font-weight: 600; margin-bottom: 0.25rem; }
 .hint { color: var(--sr-muted); font-size: 0.9375rem; }
-.message {
-  border-left: 5px solid var(--sr-accent);
-  background: var(--sr-band);
+.error {
+  border-left: 5px solid var(--sr-error);
+  background: var(--sr-error-bg);
+  color: var(--sr-error);
+  font-weight: 600;
   padding: 0.75rem 1rem;
   margin: 0 0 1rem;
 }
-.error { border-left-color: var(--sr-error); background: var(--sr-error-bg); color: var(--sr-error); font-weight: 600; }
 
 @media (max-width: 30rem) {
   body { font-size: 1rem; }

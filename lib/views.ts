@@ -10,6 +10,8 @@ export interface PageContext {
   member: Member | undefined
   /** Whether the plugin serves the login and logout routes. */
   signIn: boolean
+  /** CSRF token for the logout form, when a member is signed in. */
+  csrfToken?: string
   paths: {
     index: string
     login: string
@@ -18,8 +20,6 @@ export interface PageContext {
   }
   /** URL of the section's stylesheet for the layout to link; undefined when the host turned it off. */
   stylesheet?: string
-  /** Anti-forgery token for the forms that post (logout), when the host or plugin provides one. */
-  csrfToken?: string
 }
 
 /** A rendered page body and its title; the layout wraps it in the document. */
@@ -35,9 +35,9 @@ export interface LoginViewData {
   email?: string
   /** A message for the visitor, e.g. after wrong credentials. */
   error?: string
-  /** Anti-forgery token for the login form. */
+  /** CSRF token for the form. */
   csrfToken?: string
-  /** Sign-in is refused until then after too many failures; shown instead of `error`. */
+  /** Set while the username is locked after too many failed attempts. */
   lockedUntil?: Date
 }
 
@@ -58,14 +58,19 @@ export interface Views {
   notFound (data: Record<string, never>, ctx: PageContext): Page
 }
 
-function csrfField (token: string | undefined): SafeHtml | string {
+function csrfField (token: string | undefined): SafeHtml | '' {
   return token === undefined ? '' : html`<input type="hidden" name="_csrf" value="${token}">`
+}
+
+/** "09:15 UTC": the time a locked-out visitor may try again. */
+export function retryTime (date: Date): string {
+  return `${date.toISOString().slice(11, 16)} UTC`
 }
 
 function memberNav (ctx: PageContext): SafeHtml {
   if (ctx.member !== undefined) {
     return html`<p class="signed-in">Signed in as <strong>${ctx.member.name}</strong></p>
-${ctx.signIn ? html`<form method="post" action="${ctx.paths.logout}">${csrfField(ctx.csrfToken)}<button type="submit" class="button-secondary">Sign out</button></form>` : ''}`
+      ${ctx.signIn ? html`<form method="post" action="${ctx.paths.logout}">${csrfField(ctx.csrfToken)}<button type="submit">Sign out</button></form>` : ''}`
   }
   return ctx.signIn ? html`<a href="${ctx.paths.login}">Sign in</a>` : html``
 }
@@ -172,34 +177,22 @@ ${listing}`
   }
 }
 
-function twoDigits (n: number): string {
-  return String(n).padStart(2, '0')
-}
-
-/** `HH:MM` in the server's time zone, the time a visitor at the school reads on the clock. */
-export function clockTime (date: Date): string {
-  return `${twoDigits(date.getHours())}:${twoDigits(date.getMinutes())}`
-}
-
-function loginMessage (data: LoginViewData): SafeHtml | string {
-  if (data.lockedUntil !== undefined) {
-    return html`<p class="message error" role="alert" id="login-error">Too many failed sign-in attempts. Try again after <time datetime="${data.lockedUntil.toISOString()}">${clockTime(data.lockedUntil)}</time>.</p>`
-  }
-  return data.error === undefined ? '' : html`<p class="message error" role="alert" id="login-error">${data.error}</p>`
-}
-
 function login (data: LoginViewData, ctx: PageContext): Page {
+  const message = data.lockedUntil !== undefined
+    ? `Too many failed sign-in attempts. Try again after ${retryTime(data.lockedUntil)}.`
+    : data.error
+  const alert = message === undefined ? '' : html`<p class="error" role="alert" id="login-error">${message}</p>`
   if (ctx.member !== undefined) {
     return {
       title: 'Sign in',
       body: html`<div class="login">
 <h1>Sign in</h1>
+${alert}
 <p>You are signed in as <strong>${ctx.member.name}</strong>.</p>
 <p><a href="${data.backUrl ?? ctx.paths.index}">Continue</a></p>
 </div>`
     }
   }
-  const message = loginMessage(data)
   return {
     title: 'Sign in',
     body: html`<div class="login">
@@ -207,9 +200,10 @@ function login (data: LoginViewData, ctx: PageContext): Page {
 <p>${data.backUrl === undefined
   ? 'Sign in with your school email address to open the members-only resources.'
   : 'That page is for members. Sign in and you will go straight to it.'}</p>
-${message}
-<form method="post" action="${ctx.paths.login}"${message === '' ? '' : html` aria-describedby="login-error"`}>
-${csrfField(data.csrfToken)}${data.backUrl === undefined ? '' : html`<input type="hidden" name="BackURL" value="${data.backUrl}">`}
+${alert}
+<form method="post" action="${ctx.paths.login}"${message === undefined ? '' : html` aria-describedby="login-error"`}>
+${csrfField(data.csrfToken)}
+${data.backUrl === undefined ? '' : html`<input type="hidden" name="BackURL" value="${data.backUrl}">`}
 <p><label for="email">Email</label>
 <input id="email" name="email" type="email" autocomplete="username" required value="${data.email ?? ''}"></p>
 <p><label for="password">Password</label>

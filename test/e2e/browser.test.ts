@@ -1,10 +1,10 @@
 // End to end, in headless Chromium from Debian, driven by playwright-core: the journey a teacher
 // takes through the example server, an axe-core check of every page, and a screenshot of each.
 // Skipped (and says so) when Chromium is missing, except under CI=true, where that is a failure.
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { spawn, type ChildProcessByStdio } from 'node:child_process'
 import { once } from 'node:events'
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import type { Readable } from 'node:stream'
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
@@ -75,6 +75,8 @@ if (!existsSync(CHROMIUM)) {
 
   t.before(async () => {
     if (!existsSync(SERVER)) throw new Error(`${SERVER} is missing: run "npm run build" first (npm test does)`)
+    // Start empty, so that every file there comes from this run.
+    rmSync(ARTIFACTS, { recursive: true, force: true })
     mkdirSync(SCREENSHOTS, { recursive: true })
     const started = await startServer()
     server = started.child
@@ -108,6 +110,25 @@ if (!existsSync(CHROMIUM)) {
   /** The part of the URL after the origin, as the address bar shows it. */
   function address (page: Page): string {
     return page.url().slice(base.length)
+  }
+
+  /** Runs axe-core on the page, records the counts by impact, and fails on serious or critical findings. */
+  async function axeCheck (t: Test, page: Page, name: string): Promise<void> {
+    const results = await new AxeBuilder({ page }).analyze()
+    const counts = { critical: 0, serious: 0, moderate: 0, minor: 0 }
+    for (const v of results.violations) counts[(v.impact ?? 'minor') as keyof typeof counts] += v.nodes.length
+    const summary: AxeSummary = {
+      page: name,
+      url: address(page),
+      counts,
+      violations: results.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.length })),
+      passes: results.passes.length
+    }
+    axeResults.push(summary)
+    t.comment(`axe ${name} (${summary.url}): critical ${counts.critical}, serious ${counts.serious}, moderate ${counts.moderate}, minor ${counts.minor}; ${summary.passes} rules passed`)
+    const serious = results.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    t.same(serious.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join(', ')})`), [], `${name}: no serious or critical violations`)
+    t.ok(summary.passes > 10, `${name}: axe really ran`)
   }
 
   t.test('the journey without JavaScript: category → login → wrong password → sign in → filter → sign out', async (t) => {
@@ -195,8 +216,8 @@ if (!existsSync(CHROMIUM)) {
   t.test('accessibility: axe-core finds no serious or critical violations on any page', async (t) => {
     const context = await newContext({ javaScriptEnabled: true })
     t.teardown(() => context.close())
-    // A strict Content-Security-Policy on every document, as a host with helmet would send: any inline
-    // style or script in the pages would be refused and show up as a console error below.
+    // The strictest Content-Security-Policy these pages can live with, on every document: any inline style
+    // or script in them would be refused and show up as a console error below.
     await context.route('**/*', async (route) => {
       if (route.request().resourceType() !== 'document') return route.continue()
       const response = await route.fetch({ maxRedirects: 0 })
@@ -221,23 +242,7 @@ if (!existsSync(CHROMIUM)) {
       return page.evaluate(expression)
     }
 
-    async function check (name: string): Promise<void> {
-      const results = await new AxeBuilder({ page }).analyze()
-      const counts = { critical: 0, serious: 0, moderate: 0, minor: 0 }
-      for (const v of results.violations) counts[(v.impact ?? 'minor') as keyof typeof counts] += v.nodes.length
-      const summary: AxeSummary = {
-        page: name,
-        url: address(page),
-        counts,
-        violations: results.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.length })),
-        passes: results.passes.length
-      }
-      axeResults.push(summary)
-      t.comment(`axe ${name} (${summary.url}): critical ${counts.critical}, serious ${counts.serious}, moderate ${counts.moderate}, minor ${counts.minor}; ${summary.passes} rules passed`)
-      const serious = results.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')
-      t.same(serious.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join(', ')})`), [], `${name}: no serious or critical violations`)
-      t.ok(summary.passes > 10, `${name}: axe really ran`)
-    }
+    const check = (name: string) => axeCheck(t, page, name)
 
     // The check can fail: a page with an unlabelled field and no language is flagged.
     const control = await context.newPage()
@@ -305,5 +310,35 @@ if (!existsSync(CHROMIUM)) {
     await screenshot(page, 'index-phone')
 
     t.same(problems, [], 'no console errors or failed requests')
+  })
+
+  // The failed-login lockout lands with the security work (issue 3); until this build has it, say so.
+  const builtLib = resolve(root, 'dist/lib/index.js')
+  const lockout = existsSync(builtLib) && 'MemoryAttemptStore' in (require(builtLib) as object)
+  t.test('lockout: the tenth wrong password for an address shows when to try again', {
+    skip: lockout ? false : 'this build has no failed-login lockout yet (no MemoryAttemptStore export)'
+  }, async (t) => {
+    const context = await newContext({ javaScriptEnabled: true })
+    t.teardown(() => context.close())
+    const page = await context.newPage()
+    // An address of its own, so the demo member stays usable; the example keeps the default of 10.
+    const email = 'locked.out@example.org'
+    await page.goto(`${base}/Security/login`)
+    const statuses: number[] = []
+    for (let i = 1; i <= 10; i++) {
+      await page.getByLabel('Email').fill(email)
+      await page.getByLabel('Password').fill(`wrong ${i}`)
+      const [res] = await Promise.all([page.waitForResponse((r) => r.request().method() === 'POST'), page.getByRole('button', { name: 'Sign in' }).click()])
+      statuses.push(res.status())
+      await page.waitForLoadState()
+    }
+    t.same(statuses, [...Array(9).fill(401), 429], 'nine refusals, then the lock')
+    const alert = page.getByRole('alert')
+    t.match((await alert.textContent())?.trim(), /^Too many failed sign-in attempts\. Try again after \d\d:\d\d UTC\.$/)
+    const until = new Date((await alert.locator('time').getAttribute('datetime'))!)
+    t.equal(await alert.locator('time').textContent(), `${until.toISOString().slice(11, 16)} UTC`, 'the time shown is the one in datetime')
+    t.equal(await page.getByLabel('Password').inputValue(), '')
+    await axeCheck(t, page, 'login, locked out')
+    await screenshot(page, 'login-locked')
   })
 }
