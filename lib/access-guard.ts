@@ -1,4 +1,4 @@
-import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify'
+import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify'
 import type { Catalog, CategoryWithResources } from './catalog.js'
 import { isSlug } from './catalog.js'
 import { loginRedirectUrl } from './back-url.js'
@@ -37,16 +37,18 @@ function requestedSlug (request: FastifyRequest): string {
  * visitor that second redirect is refused by redirectOnce (with its warning) and the login redirect
  * stands; a member asking for an unknown category lands on the index.
  */
-export function accessGuard (deps: AccessGuardDeps): onRequestAsyncHookHandler {
+export function accessGuard (deps: AccessGuardDeps): onRequestHookHandler {
   const { memberOf, catalog, baseUrl, loginPath, indexPath } = deps
-  return async function schoolsResourcesAccessGuard (request: FastifyRequest, reply: FastifyReply) {
+
+  /** True when the request may go on to the page; otherwise it has been redirected. */
+  async function admit (request: FastifyRequest, reply: FastifyReply): Promise<boolean> {
     const member = await memberOf(request) ?? undefined
     const slug = requestedSlug(request)
     // Anonymous visitors cost no lookup and learn nothing about which categories exist.
     const category = member !== undefined && isSlug(slug) ? await catalog.getCategory(slug) : undefined
     if (member !== undefined && category !== undefined) {
       granted.set(request, { member, category })
-      return
+      return true
     }
     reply.header('cache-control', 'no-store')
     if (member === undefined) {
@@ -54,6 +56,13 @@ export function accessGuard (deps: AccessGuardDeps): onRequestAsyncHookHandler {
       reply.redirectOnce(loginRedirectUrl(siteOrigin(request, baseUrl), loginPath, request.url))
     }
     reply.redirectOnce(indexPath)
-    return reply
+    return false
+  }
+
+  // Callback style on purpose: a redirected request must stop here even while an asynchronous
+  // session store is still saving in onSend. Fastify only stops an async hook's chain once
+  // reply.sent is true, which that save delays, so the page handler would run and send twice.
+  return function schoolsResourcesAccessGuard (request, reply, done) {
+    admit(request, reply).then((proceed) => { if (proceed) done() }, done)
   }
 }

@@ -34,3 +34,10 @@ export const FST_SR_INVALID_MEMBER = createError<[string]>(
 
 /** Code of the Node warning raised when a second, different redirect is refused. */
 export const REDIRECT_CONFLICT_WARNING = 'FST_SR_REDIRECT_CONFLICT'
+
+/** Without `baseUrl`, a Host header that is not a plain host[:port] cannot be used to build a Location. */
+export const FST_SR_BAD_HOST = createError<[string]>(
+  'FST_SR_BAD_HOST',
+  'fastify-schools-resources: the Host header %s is not a valid host name; set the baseUrl option to stop using it',
+  400
+)

@@ -8,6 +8,10 @@ import { PageRenderer, resolveViews, sectionPaths } from './pages.js'
 import { sectionRoutes } from './section-routes.js'
 import { signInRoutes } from './sign-in-routes.js'
 import { stylesheetRoute } from './assets.js'
+import { registerCsrf } from './csrf.js'
+import { registerSecurityHeaders } from './security-headers.js'
+import { loginRateLimit } from './login-rate-limit.js'
+import { Lockout } from './lockout.js'
 
 const FORM = 'application/x-www-form-urlencoded'
 
@@ -16,16 +20,28 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
   const opts = resolveOptions(options)
   await fastify.register(redirectOnce, { baseUrl: opts.baseUrl })
 
-  // Routes live in their own context so the form parser stays ours and does not leak into the host.
+  // Routes live in their own context so the form parser, CSRF, rate limit and security headers stay
+  // ours and do not leak into the host.
   await fastify.register(async function schoolsResourcesSection (section: FastifyInstance) {
     if (!section.hasContentTypeParser(FORM)) await section.register(formbody)
+    await registerSecurityHeaders(section, opts.helmet)
     const memberOf = memberLookup(opts)
     const paths = sectionPaths(opts)
     const pages = new PageRenderer(resolveViews(opts.views), opts, paths)
     if (opts.stylesheet.servePath !== undefined) stylesheetRoute(section, opts.stylesheet.servePath)
     sectionRoutes(section, { catalog: opts.catalog, memberOf, pages, paths, prefix: opts.prefix, baseUrl: opts.baseUrl, loginPath: opts.loginPath })
     if (opts.authenticate !== undefined && opts.signIn) {
-      signInRoutes(section, { authenticate: opts.authenticate, memberOf, pages, paths, baseUrl: opts.baseUrl, sessionKey: opts.sessionKey })
+      signInRoutes(section, {
+        authenticate: opts.authenticate,
+        memberOf,
+        pages,
+        paths,
+        baseUrl: opts.baseUrl,
+        sessionKey: opts.sessionKey,
+        lockout: opts.lockout === false ? undefined : new Lockout(opts.lockout),
+        verifyCsrf: await registerCsrf(section),
+        rateLimit: opts.loginRateLimit === false ? undefined : await loginRateLimit(section, opts.loginRateLimit)
+      })
     }
   })
 }
@@ -50,10 +66,16 @@ export type { ResourceFilter } from './filters.js'
 export { defaultStylesheet } from './assets.js'
 export { html, unsafeRaw, SafeHtml } from './html.js'
 export { phpUrlencode, loginRedirectUrl, safeBackUrl, MAX_BACK_URL_LENGTH } from './back-url.js'
+export { MemoryAttemptStore } from './attempt-store.js'
+export type { AttemptStore, AttemptCount } from './attempt-store.js'
+export type { LockoutOptions } from './lockout.js'
+export type { LoginRateLimitOptions } from './login-rate-limit.js'
+export { CONTENT_SECURITY_POLICY } from './security-headers.js'
 export {
   FST_SR_INVALID_OPTION,
   FST_SR_INVALID_REDIRECT_CODE,
   FST_SR_INVALID_REDIRECT_URL,
   FST_SR_INVALID_MEMBER,
+  FST_SR_BAD_HOST,
   REDIRECT_CONFLICT_WARNING
 } from './errors.js'

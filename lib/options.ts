@@ -2,8 +2,12 @@ import type { FastifyRequest } from 'fastify'
 import type { Catalog } from './catalog.js'
 import type { Member } from './member.js'
 import type { Views } from './views.js'
+import type { FastifyHelmetOptions } from '@fastify/helmet'
 import { FST_SR_INVALID_OPTION } from './errors.js'
 import { resolveStylesheet, type ResolvedStylesheet } from './assets.js'
+import { MemoryAttemptStore } from './attempt-store.js'
+import type { LockoutOptions, LockoutSettings } from './lockout.js'
+import type { LoginRateLimitOptions } from './login-rate-limit.js'
 
 export interface Credentials {
   email: string
@@ -35,6 +39,12 @@ export interface FastifySchoolsResourcesOptions {
   siteName?: string
   /** `true` (default): serve and link the section's stylesheet; `false`: none; a URL: link yours instead. */
   stylesheet?: boolean | string
+  /** Failed-login lockout per username (default 10 failures in 15 minutes lock it for 15 minutes); false turns it off. */
+  lockout?: LockoutOptions | false
+  /** Sign-in attempts per client address (default 50 per 15 minutes); false turns it off. */
+  loginRateLimit?: LoginRateLimitOptions | false
+  /** @fastify/helmet options for the plugin's own routes (default: a strict CSP for these pages); false turns it off. */
+  helmet?: FastifyHelmetOptions | false
 }
 
 export interface ResolvedOptions {
@@ -50,13 +60,16 @@ export interface ResolvedOptions {
   views: Partial<Views>
   siteName: string
   stylesheet: ResolvedStylesheet
+  lockout: LockoutSettings | false
+  loginRateLimit: (LoginRateLimitOptions & { max: number }) | false
+  helmet: FastifyHelmetOptions | false
 }
 
 // Fastify passes these through to every plugin; they are not ours to judge.
 const FASTIFY_KEYS = new Set(['logLevel', 'logSerializers'])
 const KNOWN_KEYS = new Set<string>([
   'catalog', 'authenticate', 'signIn', 'prefix', 'baseUrl', 'loginPath', 'logoutPath',
-  'sessionKey', 'getMember', 'views', 'siteName', 'stylesheet'
+  'sessionKey', 'getMember', 'views', 'siteName', 'stylesheet', 'lockout', 'loginRateLimit', 'helmet'
 ])
 const VIEW_KEYS = new Set(['layout', 'index', 'category', 'login', 'notFound'])
 
@@ -97,6 +110,45 @@ function optionalFunction<T> (opts: Record<string, unknown>, name: string): T | 
 }
 
 /** Fastify always hands a plugin an options object (`{}` when none was given). */
+function positiveInteger (value: unknown, name: string, fallback: number): number {
+  if (value === undefined) return fallback
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) fail(name, 'must be a positive whole number')
+  return value
+}
+
+function optionalObject (opts: Record<string, unknown>, name: string): Record<string, unknown> | false {
+  const value = opts[name] ?? {}
+  if (value === false) return false
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) fail(name, 'must be an object, or false to turn it off')
+  return value as Record<string, unknown>
+}
+
+const MINUTES_15 = 15 * 60 * 1000
+
+function resolveLockout (opts: Record<string, unknown>): LockoutSettings | false {
+  const lockout = optionalObject(opts, 'lockout')
+  if (lockout === false) return false
+  const store = lockout.store ?? new MemoryAttemptStore()
+  const methods = ['increment', 'hold', 'get', 'reset'] as const
+  if (store === null || typeof store !== 'object' || methods.some((m) => typeof (store as Record<string, unknown>)[m] !== 'function')) {
+    fail('lockout.store', `must implement ${methods.join(', ')}`)
+  }
+  return {
+    maxAttempts: positiveInteger(lockout.maxAttempts, 'lockout.maxAttempts', 10),
+    windowMs: positiveInteger(lockout.windowMs, 'lockout.windowMs', MINUTES_15),
+    durationMs: positiveInteger(lockout.durationMs, 'lockout.durationMs', MINUTES_15),
+    store: store as LockoutSettings['store']
+  }
+}
+
+function resolveLoginRateLimit (opts: Record<string, unknown>): (LoginRateLimitOptions & { max: number }) | false {
+  const limit = optionalObject(opts, 'loginRateLimit')
+  if (limit === false) return false
+  const timeWindow = limit.timeWindow
+  if (timeWindow !== undefined && typeof timeWindow !== 'string') positiveInteger(timeWindow, 'loginRateLimit.timeWindow', 0)
+  return { ...limit, max: positiveInteger(limit.max, 'loginRateLimit.max', 50) }
+}
+
 export function resolveOptions (raw: object): ResolvedOptions {
   const opts = raw as Record<string, unknown>
   for (const key of Object.keys(opts)) {
@@ -142,7 +194,10 @@ export function resolveOptions (raw: object): ResolvedOptions {
     getMember: optionalFunction<ResolvedOptions['getMember']>(opts, 'getMember'),
     views,
     siteName,
-    stylesheet: resolveStylesheet(opts.stylesheet, prefix)
+    stylesheet: resolveStylesheet(opts.stylesheet, prefix),
+    lockout: resolveLockout(opts),
+    loginRateLimit: resolveLoginRateLimit(opts),
+    helmet: optionalObject(opts, 'helmet')
   }
   if (resolved.prefix === '/') fail('prefix', 'must not be the site root')
   return resolved

@@ -1,6 +1,7 @@
 import accepts from 'accepts'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Member } from './member.js'
+import { csrfTokenFor } from './csrf.js'
 import type { ResolvedOptions } from './options.js'
 import { defaultViews, type Page, type PageContext, type Views } from './views.js'
 
@@ -40,8 +41,10 @@ export class PageRenderer {
     return this.#views
   }
 
-  context (member: Member | undefined): PageContext {
-    return { ...this.#base, member }
+  /** The context for one page; members get a CSRF token for the logout form when the plugin owns sign-in. */
+  context (member: Member | undefined, reply: FastifyReply): PageContext {
+    const csrfToken = member !== undefined && this.#base.signIn ? csrfTokenFor(reply) : undefined
+    return { ...this.#base, member, csrfToken }
   }
 
   /** Sends `page` wrapped in the layout as an HTML document. */

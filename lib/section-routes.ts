@@ -30,7 +30,7 @@ export function sectionRoutes (fastify: FastifyInstance, deps: SectionDeps): voi
     if (wantsJson(request)) {
       return { categories: categories.map((c) => ({ slug: c.slug, title: c.title, description: c.description, url: paths.category(c.slug) })) }
     }
-    const ctx = pages.context(member)
+    const ctx = pages.context(member, reply)
     return pages.send(reply, pages.views.index({ categories }, ctx), ctx)
   }
 
@@ -48,7 +48,7 @@ export function sectionRoutes (fastify: FastifyInstance, deps: SectionDeps): voi
         filter: { subject: filter.subject ?? null, year: filter.year ?? null, subjects: filter.subjects, years: filter.years }
       }
     }
-    const ctx = pages.context(member)
+    const ctx = pages.context(member, reply)
     return pages.send(reply, pages.views.category({ category, resources, filter }, ctx), ctx)
   }
 
@@ -59,7 +59,7 @@ export function sectionRoutes (fastify: FastifyInstance, deps: SectionDeps): voi
     if (wantsJson(request)) {
       return { statusCode: 404, error: 'Not Found', message: 'There is no page at this address in the resources section.' }
     }
-    const ctx = pages.context(member)
+    const ctx = pages.context(member, reply)
     return pages.send(reply, pages.views.notFound({}, ctx), ctx)
   }
 

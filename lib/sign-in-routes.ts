@@ -1,9 +1,12 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastify'
 import type { Credentials } from './options.js'
 import { safeBackUrl } from './back-url.js'
+import { CSRF_ERROR_CODES, csrfTokenFor } from './csrf.js'
 import { FST_SR_INVALID_MEMBER } from './errors.js'
-import { isMember, releaseUntouchedSession, type Member, type MemberLookup } from './member.js'
-import type { PageRenderer, SectionPaths } from './pages.js'
+import type { Lockout } from './lockout.js'
+import { LOGIN_RATE_LIMITED } from './login-rate-limit.js'
+import { isMember, type Member, type MemberLookup } from './member.js'
+import { wantsJson, type PageRenderer, type SectionPaths } from './pages.js'
 import { siteOrigin } from './site-origin.js'
 import type { LoginViewData } from './views.js'
 
@@ -14,80 +17,126 @@ export interface SignInDeps {
   paths: SectionPaths
   baseUrl: string | undefined
   sessionKey: string
+  lockout: Lockout | undefined
+  /** Checks the form's CSRF token (runs before the handlers). */
+  verifyCsrf: preHandlerHookHandler
+  /** Limits attempts per client address, when on. */
+  rateLimit: preHandlerHookHandler | undefined
 }
 
 // Longer values cannot be real credentials; refusing them early keeps hashing cost bounded.
 const MAX_EMAIL_LENGTH = 254
 const MAX_PASSWORD_LENGTH = 1024
 
+const EXPIRED_FORM = 'This form has expired. Please try again.'
+
 type Fields = Record<string, unknown>
 
-interface RegenerableSession {
+interface LiveSession {
   regenerate (): Promise<void>
+  destroy (): Promise<void>
   set (key: string, value: unknown): void
+  encryptedSessionId: string
+  cookie: { path: string, domain?: string | null }
 }
 
 function fields (value: unknown): Fields {
   return value !== null && typeof value === 'object' ? value as Fields : {}
 }
 
+/** The name of the cookie that carries this session, found by its value (the host may have renamed it). */
+function sessionCookieName (request: FastifyRequest, session: LiveSession): string | undefined {
+  const id = session.encryptedSessionId
+  for (const [name, value] of Object.entries(request.cookies)) if (value?.endsWith(id)) return name
+  return undefined
+}
+
 /** Login form, sign-in and sign-out. The return address is checked every time it is read. */
 export function signInRoutes (fastify: FastifyInstance, deps: SignInDeps): void {
-  const { authenticate, memberOf, pages, paths, baseUrl, sessionKey } = deps
+  const { authenticate, memberOf, pages, paths, baseUrl, sessionKey, lockout } = deps
 
   function loginPage (reply: FastifyReply, status: number, data: LoginViewData, member: Member | undefined) {
-    const ctx = pages.context(member)
+    const ctx = pages.context(member, reply)
     reply.code(status).header('cache-control', 'no-store')
-    return pages.send(reply, pages.views.login(data, ctx), ctx)
+    return pages.send(reply, pages.views.login({ ...data, csrfToken: csrfTokenFor(reply) }, ctx), ctx)
   }
+
+  function returnAddress (request: FastifyRequest, value: unknown): string | undefined {
+    return safeBackUrl(value, siteOrigin(request, baseUrl)) === undefined ? undefined : value as string
+  }
+
+  // Expired forms and rate limits answer with the form again (HTML) rather than a bare error.
+  fastify.setErrorHandler(async function signInErrors (error: FastifyError, request, reply) {
+    const code = error.code ?? ''
+    const isForm = request.routeOptions.url === paths.login || request.routeOptions.url === paths.logout
+    if (!isForm || wantsJson(request) || (!CSRF_ERROR_CODES.has(code) && code !== LOGIN_RATE_LIMITED)) throw error
+    const member = await memberOf(request) ?? undefined
+    const backUrl = returnAddress(request, fields(request.body).BackURL ?? fields(request.query).BackURL)
+    const status = CSRF_ERROR_CODES.has(code) ? 403 : 429
+    return loginPage(reply, status, { backUrl, error: status === 403 ? EXPIRED_FORM : error.message }, member)
+  })
 
   fastify.get(paths.login, async function loginForm (request, reply) {
     const member = await memberOf(request) ?? undefined
-    if (member === undefined) releaseUntouchedSession(request)
-    const backUrl = fields(request.query).BackURL
-    const safe = safeBackUrl(backUrl, siteOrigin(request, baseUrl)) !== undefined
-    return loginPage(reply, 200, { backUrl: safe ? backUrl as string : undefined }, member)
+    if (wantsJson(request)) {
+      reply.header('cache-control', 'no-store').header('vary', 'Accept')
+      return { signedIn: member !== undefined, csrfToken: csrfTokenFor(reply) }
+    }
+    return loginPage(reply, 200, { backUrl: returnAddress(request, fields(request.query).BackURL) }, member)
   })
 
-  fastify.post(paths.login, async function signIn (request, reply) {
+  const guards = deps.rateLimit === undefined ? [deps.verifyCsrf] : [deps.rateLimit, deps.verifyCsrf]
+
+  fastify.post(paths.login, { preHandler: guards }, async function signIn (request, reply) {
     const body = fields(request.body)
-    const origin = siteOrigin(request, baseUrl)
     // The form posts BackURL in its body; a hand-made link may carry it in the query instead.
     const backUrl = body.BackURL ?? fields(request.query).BackURL
-    const returnTo = safeBackUrl(backUrl, origin)
-    const formBackUrl = returnTo === undefined ? undefined : backUrl as string
+    const formBackUrl = returnAddress(request, backUrl)
     const email = typeof body.email === 'string' ? body.email.trim() : ''
     const password = typeof body.password === 'string' ? body.password : ''
 
     if (email === '' || password === '' || email.length > MAX_EMAIL_LENGTH || password.length > MAX_PASSWORD_LENGTH) {
-      releaseUntouchedSession(request)
       return loginPage(reply, 400, { backUrl: formBackUrl, email: email.slice(0, MAX_EMAIL_LENGTH), error: 'Enter your email address and password.' }, undefined)
     }
 
+    // A locked username is refused before its password is checked, so the answer is the same for all.
+    const lockedUntil = await lockout?.lockedUntil(email)
+    if (lockedUntil !== undefined) return lockedOut(reply, lockedUntil, formBackUrl, email)
+
     const member = await authenticate({ email, password }, request)
     if (member === null || member === undefined) {
-      releaseUntouchedSession(request)
+      const lockedNow = await lockout?.recordFailure(email)
+      if (lockedNow !== undefined) return lockedOut(reply, lockedNow, formBackUrl, email)
       return loginPage(reply, 401, { backUrl: formBackUrl, email, error: 'The email address or password is incorrect.' }, undefined)
     }
     if (!isMember(member)) {
-      releaseUntouchedSession(request)
       throw new FST_SR_INVALID_MEMBER(typeof member === 'object' ? 'an object without them' : typeof member)
     }
+    await lockout?.recordSuccess(email)
 
     // A new session id at sign-in, so that an id planted before it (session fixation) is worthless.
-    const session = request.session as unknown as RegenerableSession
-    await session.regenerate()
+    await (request.session as unknown as LiveSession).regenerate()
     const stored: Member = { id: member.id, name: member.name }
     if (typeof member.email === 'string') stored.email = member.email
-    ;(request.session as unknown as RegenerableSession).set(sessionKey, stored)
+    ;(request.session as unknown as LiveSession).set(sessionKey, stored)
 
     reply.header('cache-control', 'no-store')
+    const returnTo = formBackUrl === undefined ? undefined : safeBackUrl(formBackUrl, siteOrigin(request, baseUrl))
     return reply.redirectOnce(returnTo ?? paths.index, 303)
   })
 
-  fastify.post(paths.logout, async function signOut (request, reply) {
-    const session = request.session as { destroy?: () => Promise<void> } | null
-    if (typeof session?.destroy === 'function') await session.destroy()
+  function lockedOut (reply: FastifyReply, until: Date, backUrl: string | undefined, email: string) {
+    reply.header('retry-after', String(Math.max(1, Math.ceil((until.getTime() - Date.now()) / 1000))))
+    return loginPage(reply, 429, { backUrl, email, lockedUntil: until }, undefined)
+  }
+
+  fastify.post(paths.logout, { preHandler: deps.verifyCsrf }, async function signOut (request, reply) {
+    const session = request.session as unknown as LiveSession
+    const cookieName = sessionCookieName(request, session)
+    const { path, domain } = session.cookie
+    await session.destroy()
+    // The browser drops the old id too, so the next visit starts a new session.
+    if (cookieName !== undefined) reply.clearCookie(cookieName, { path, ...(domain == null ? {} : { domain }) })
     reply.header('cache-control', 'no-store')
     return reply.redirectOnce(paths.index, 303)
   })

@@ -19,10 +19,13 @@ t.test('the public API is exactly what the README documents', async (t) => {
     loginRedirectUrl: 'function',
     safeBackUrl: 'function',
     MAX_BACK_URL_LENGTH: 'number',
+    MemoryAttemptStore: 'function',
+    CONTENT_SECURITY_POLICY: 'object',
     FST_SR_INVALID_OPTION: 'function',
     FST_SR_INVALID_REDIRECT_CODE: 'function',
     FST_SR_INVALID_REDIRECT_URL: 'function',
     FST_SR_INVALID_MEMBER: 'function',
+    FST_SR_BAD_HOST: 'function',
     REDIRECT_CONFLICT_WARNING: 'string'
   })
   t.equal(pkg.default, pkg.fastifySchoolsResources)

@@ -3,7 +3,7 @@ import Fastify from 'fastify'
 import fastifyCookie from '@fastify/cookie'
 import fastifySession from '@fastify/session'
 import schoolsResources, { InMemoryCatalog, type FastifySchoolsResourcesOptions } from '../lib/index.js'
-import { SECRET, buildTestApp, teacherOnly } from './helpers/app.js'
+import { SECRET, buildTestApp, openLoginForm, teacherOnly } from './helpers/app.js'
 import { demoCatalog } from '../examples/demo-catalog.js'
 
 const catalog = new InMemoryCatalog({ categories: [] })
@@ -78,8 +78,14 @@ t.test('the host keeps its own form parser and trailing-slash setting', async (t
   const index = await app.inject('/schools/resources')
   t.equal(index.statusCode, 200, 'the bare prefix is served by the router')
   t.match(index.body, /<h1>Resources<\/h1>/)
-  const res = await app.inject({ method: 'POST', url: '/Security/login', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: 'email=nobody%40example.org&password=x' })
-  t.equal(res.statusCode, 401)
+  const form = await openLoginForm(app)
+  const res = await app.inject({
+    method: 'POST',
+    url: '/Security/login',
+    headers: { cookie: form.cookie, 'content-type': 'application/x-www-form-urlencoded' },
+    payload: `email=nobody%40example.org&password=x&_csrf=${encodeURIComponent(form.token)}`
+  })
+  t.equal(res.statusCode, 401, 'the form was read, token and all')
   t.ok(hostParsed, 'the plugin did not replace the host parser')
 })
 

@@ -72,16 +72,49 @@ export function sessionCookie (res: LightMyRequestResponse, name = 'sessionId'):
   return cookie === undefined ? undefined : `${cookie.name}=${cookie.value}`
 }
 
+/** The CSRF token in a page's form. */
+export function formToken (html: string): string {
+  const match = /name="_csrf" value="([^"]+)"/.exec(html)
+  if (match === null) throw new Error('no CSRF token in the page')
+  return match[1]
+}
+
+export interface LoginForm {
+  /** The session cookie that holds the form's CSRF secret. */
+  cookie: string
+  token: string
+}
+
+/** Opens the login form as a browser would: a session cookie and the form's CSRF token. */
+export async function openLoginForm (app: FastifyInstance, loginPath = '/Security/login', cookie?: string): Promise<LoginForm> {
+  const res = await app.inject({ url: loginPath, headers: cookie === undefined ? {} : { cookie } })
+  const token = formToken(res.body)
+  return { cookie: sessionCookie(res) ?? cookie!, token }
+}
+
+/** Posts the login form with a fresh form's cookie and token; `fields` may override anything. */
+export async function postLogin (app: FastifyInstance, fields: Record<string, unknown>, opts: { url?: string, headers?: Record<string, string>, form?: LoginForm } = {}) {
+  const form = opts.form ?? await openLoginForm(app, (opts.url ?? '/Security/login').split('?')[0])
+  return app.inject({
+    method: 'POST',
+    url: opts.url ?? '/Security/login',
+    headers: { cookie: form.cookie, ...opts.headers },
+    payload: { _csrf: form.token, ...fields }
+  })
+}
+
 /** Signs the teacher in and returns the session cookie. */
 export async function signIn (app: FastifyInstance, backUrl?: string): Promise<string> {
-  const res = await app.inject({
-    method: 'POST',
-    url: '/Security/login',
-    payload: { email: TEACHER.email, password: TEACHER.password, ...(backUrl === undefined ? {} : { BackURL: backUrl }) }
-  })
+  const res = await postLogin(app, { email: TEACHER.email, password: TEACHER.password, ...(backUrl === undefined ? {} : { BackURL: backUrl }) })
   const cookie = sessionCookie(res)
   if (res.statusCode !== 303 || cookie === undefined) throw new Error(`sign-in failed: ${res.statusCode} ${res.body}`)
   return cookie
+}
+
+/** Posts the logout form from a member page, with its CSRF token. */
+export async function signOut (app: FastifyInstance, cookie: string, logoutPath = '/Security/logout', pagePath = '/schools/resources/') {
+  const page = await app.inject({ url: pagePath, headers: { cookie } })
+  return app.inject({ method: 'POST', url: logoutPath, headers: { cookie }, payload: { _csrf: formToken(page.body) } })
 }
 
 /**

@@ -1,0 +1,34 @@
+import rateLimit from '@fastify/rate-limit'
+import type { FastifyInstance, preHandlerHookHandler } from 'fastify'
+
+export interface LoginRateLimitOptions {
+  /** Sign-in attempts one client address may make per `timeWindow` (default 50). */
+  max?: number
+  /** Milliseconds, or a string such as `'15 minutes'` (default 15 minutes). */
+  timeWindow?: number | string
+  /** A Redis client (ioredis-compatible, as @fastify/rate-limit expects) to share the counts between instances. */
+  redis?: unknown
+  /** Key prefix in Redis. */
+  nameSpace?: string
+}
+
+export const LOGIN_RATE_LIMITED = 'FST_SR_LOGIN_RATE_LIMITED'
+
+/**
+ * Limits sign-in attempts per client address with @fastify/rate-limit, so that one address cannot
+ * lock out many accounts. Behind a proxy, Fastify's `trustProxy` decides what the address is.
+ */
+export async function loginRateLimit (section: FastifyInstance, options: LoginRateLimitOptions & { max: number }): Promise<preHandlerHookHandler> {
+  if (!section.hasDecorator('rateLimit')) {
+    const shared = Object.fromEntries(Object.entries({ redis: options.redis, nameSpace: options.nameSpace }).filter(([, v]) => v !== undefined))
+    await section.register(rateLimit, { global: false, ...shared })
+  }
+  return section.rateLimit({
+    max: options.max,
+    timeWindow: options.timeWindow ?? 15 * 60 * 1000,
+    errorResponseBuilder: (_request, context) => Object.assign(
+      new Error(`Too many sign-in attempts from this address. Try again in ${context.after}.`),
+      { statusCode: 429, code: LOGIN_RATE_LIMITED }
+    )
+  }) as preHandlerHookHandler
+}
