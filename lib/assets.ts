@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
 import { FST_SR_INVALID_OPTION } from './errors.js'
 import { releaseUntouchedSession } from './member.js'
+import { CONTENT_SECURITY_POLICY } from './security-headers.js'
 
 /**
  * The section's stylesheet. All of the pages' styling lives here (no inline styles or scripts), so a
@@ -184,6 +185,8 @@ export interface ResolvedStylesheet {
   href: string | undefined
   /** The path the plugin serves its own stylesheet at, or undefined when it does not serve it. */
   servePath: string | undefined
+  /** The origin of a host stylesheet given as an absolute URL, which the CSP must then allow. */
+  origin?: string
 }
 
 export const STYLESHEET_FILE = 'assets/resources.css'
@@ -203,10 +206,18 @@ export function resolveStylesheet (value: unknown, prefix: string): ResolvedStyl
     return { href: `${servePath}?v=${STYLESHEET_HASH}`, servePath }
   }
   if (value === false) return { href: undefined, servePath: undefined }
-  if (typeof value === 'string' && (/^\/(?!\/)\S*$/.test(value) || /^https?:\/\/\S+$/.test(value))) {
-    return { href: value, servePath: undefined }
+  if (typeof value === 'string' && /^\/(?!\/)\S*$/.test(value)) return { href: value, servePath: undefined }
+  if (typeof value === 'string' && /^https?:\/\/\S+$/.test(value) && URL.canParse(value)) {
+    return { href: value, servePath: undefined, origin: new URL(value).origin }
   }
   throw new FST_SR_INVALID_OPTION('stylesheet', 'must be true, false, or the URL of your own stylesheet ("/css/resources.css" or "https://...")')
+}
+
+/** The plugin's Content-Security-Policy, with the host stylesheet's origin allowed when it has one. */
+export function stylesheetPolicy (stylesheet: ResolvedStylesheet): typeof CONTENT_SECURITY_POLICY {
+  if (stylesheet.origin === undefined) return CONTENT_SECURITY_POLICY
+  const { directives } = CONTENT_SECURITY_POLICY
+  return { ...CONTENT_SECURITY_POLICY, directives: { ...directives, styleSrc: [...directives.styleSrc, stylesheet.origin] } }
 }
 
 /**

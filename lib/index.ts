@@ -7,7 +7,7 @@ import { memberLookup } from './member.js'
 import { PageRenderer, resolveViews, sectionPaths } from './pages.js'
 import { sectionRoutes } from './section-routes.js'
 import { signInRoutes } from './sign-in-routes.js'
-import { stylesheetRoute } from './assets.js'
+import { stylesheetPolicy, stylesheetRoute } from './assets.js'
 import { registerCsrf } from './csrf.js'
 import { registerSecurityHeaders } from './security-headers.js'
 import { loginRateLimit } from './login-rate-limit.js'
@@ -24,7 +24,8 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
   // ours and do not leak into the host.
   await fastify.register(async function schoolsResourcesSection (section: FastifyInstance) {
     if (!section.hasContentTypeParser(FORM)) await section.register(formbody)
-    await registerSecurityHeaders(section, opts.helmet)
+    // The default policy, plus the origin of a host stylesheet on another site; the host's helmet options still win.
+    await registerSecurityHeaders(section, opts.helmet === false ? false : { contentSecurityPolicy: stylesheetPolicy(opts.stylesheet), ...opts.helmet })
     const memberOf = memberLookup(opts)
     const paths = sectionPaths(opts)
     const pages = new PageRenderer(resolveViews(opts.views), opts, paths)

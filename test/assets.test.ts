@@ -58,7 +58,20 @@ t.test('stylesheet: false serves and links none; a URL links the host\'s instead
 })
 
 t.test('a wrong stylesheet option fails start-up', async (t) => {
-  for (const stylesheet of ['', 'css/x.css', '//cdn.example.org/x.css', 'javascript:alert(1)', '/a b.css', 1, null]) {
+  for (const stylesheet of ['', 'css/x.css', '//cdn.example.org/x.css', 'javascript:alert(1)', '/a b.css', 'https://[::1', 1, null]) {
     await t.rejects(buildTestApp({ plugin: { stylesheet: stylesheet as never } }), { code: 'FST_SR_INVALID_OPTION', message: /invalid option "stylesheet"/ }, String(stylesheet))
   }
+})
+
+t.test('a host stylesheet on another site is allowed by the CSP; the host\'s helmet options still win', async (t) => {
+  const policyOf = async (plugin: Parameters<typeof buildTestApp>[0]) => {
+    const { app } = await buildTestApp(plugin)
+    t.teardown(() => app.close())
+    return (await app.inject('/schools/resources/')).headers['content-security-policy'] as string | undefined
+  }
+  t.match(await policyOf({}), /(^|;)style-src 'self';/, 'ours only: self')
+  t.match(await policyOf({ plugin: { stylesheet: '/css/ours.css' } }), /(^|;)style-src 'self';/, 'a path on this site: self')
+  t.match(await policyOf({ plugin: { stylesheet: 'https://cdn.example.org/school.css?v=3' } }), /(^|;)style-src 'self' https:\/\/cdn\.example\.org;/)
+  t.match(await policyOf({ plugin: { stylesheet: 'https://cdn.example.org/s.css', helmet: { contentSecurityPolicy: { directives: { defaultSrc: ["'self'"] } } } } }), /^default-src 'self'/, 'explicit helmet options replace ours')
+  t.equal(await policyOf({ plugin: { stylesheet: 'https://cdn.example.org/s.css', helmet: false } }), undefined)
 })
