@@ -91,10 +91,10 @@ if (!existsSync(CHROMIUM)) {
     if (axeResults.length > 0) writeFileSync(resolve(ARTIFACTS, 'axe-report.json'), JSON.stringify(axeResults, null, 2) + '\n')
   })
 
-  async function newContext (options: { javaScriptEnabled: boolean, width?: number, height?: number }): Promise<BrowserContext> {
+  async function newContext (options: { javaScriptEnabled: boolean }): Promise<BrowserContext> {
     const context = await browser!.newContext({
       javaScriptEnabled: options.javaScriptEnabled,
-      viewport: { width: options.width ?? 1024, height: options.height ?? 768 },
+      viewport: { width: 1024, height: 768 },
       locale: 'en-AU'
     })
     context.setDefaultTimeout(15_000)
@@ -110,7 +110,7 @@ if (!existsSync(CHROMIUM)) {
     return page.url().slice(base.length)
   }
 
-  /** Runs axe-core on the page, records the counts by impact, and fails on serious or critical findings. */
+  /** Runs axe-core on the page, records the affected elements by impact, and fails on serious or critical findings. */
   async function axeCheck (t: Test, page: Page, name: string): Promise<void> {
     const results = await new AxeBuilder({ page }).analyze()
     const counts = { critical: 0, serious: 0, moderate: 0, minor: 0 }
