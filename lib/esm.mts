@@ -22,6 +22,7 @@ export const {
   InMemoryCatalog,
   isSlug,
   defaultViews,
+  defaultStylesheet,
   html,
   unsafeRaw,
   SafeHtml,

@@ -7,6 +7,7 @@ import { memberLookup } from './member.js'
 import { PageRenderer, resolveViews, sectionPaths } from './pages.js'
 import { sectionRoutes } from './section-routes.js'
 import { signInRoutes } from './sign-in-routes.js'
+import { stylesheetPolicy, stylesheetRoute } from './assets.js'
 import { registerCsrf } from './csrf.js'
 import { registerSecurityHeaders } from './security-headers.js'
 import { loginRateLimit } from './login-rate-limit.js'
@@ -25,10 +26,12 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
   // ours and do not leak into the host.
   await fastify.register(async function schoolsResourcesSection (section: FastifyInstance) {
     if (!section.hasContentTypeParser(FORM)) await section.register(formbody)
-    await registerSecurityHeaders(section, opts.helmet)
+    // The default policy, plus the origin of a host stylesheet on another site; the host's helmet options still win.
+    await registerSecurityHeaders(section, opts.helmet === false ? false : { contentSecurityPolicy: stylesheetPolicy(opts.stylesheet), ...opts.helmet })
     const memberOf = memberLookup(opts)
     const paths = sectionPaths(opts)
     const pages = new PageRenderer(resolveViews(opts.views), opts, paths)
+    if (opts.stylesheet.servePath !== undefined) stylesheetRoute(section, opts.stylesheet.servePath)
     sectionRoutes(section, { catalog: opts.catalog, memberOf, pages, paths, prefix: opts.prefix, baseUrl: opts.baseUrl, loginPath: opts.loginPath })
     if (opts.authenticate !== undefined && opts.signIn) {
       signInRoutes(section, {
@@ -65,7 +68,9 @@ export { InMemoryCatalog, isSlug } from './catalog.js'
 export type { Catalog, CatalogData, Category, CategoryWithResources, Resource, ResourceFormat } from './catalog.js'
 export type { Member } from './member.js'
 export { defaultViews } from './views.js'
-export type { Views, Page, PageContext, LoginViewData } from './views.js'
+export type { Views, Page, PageContext, LoginViewData, CategoryViewData } from './views.js'
+export type { ResourceFilter } from './filters.js'
+export { defaultStylesheet } from './assets.js'
 export { html, unsafeRaw, SafeHtml } from './html.js'
 export { phpUrlencode, loginRedirectUrl, safeBackUrl, MAX_BACK_URL_LENGTH } from './back-url.js'
 export { MemoryAttemptStore } from './attempt-store.js'

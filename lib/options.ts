@@ -4,6 +4,7 @@ import type { Member } from './member.js'
 import type { Views } from './views.js'
 import type { FastifyHelmetOptions } from '@fastify/helmet'
 import { FST_SR_INVALID_OPTION } from './errors.js'
+import { resolveStylesheet, type ResolvedStylesheet } from './assets.js'
 import { MemoryAttemptStore } from './attempt-store.js'
 import type { LockoutOptions, LockoutSettings } from './lockout.js'
 import type { LoginRateLimitOptions } from './login-rate-limit.js'
@@ -36,6 +37,8 @@ export interface FastifySchoolsResourcesOptions {
   views?: Partial<Views>
   /** Site name shown in page titles and the header (default `Schools resources`). */
   siteName?: string
+  /** `true` (default): serve and link the section's stylesheet; `false`: none; a URL: link yours instead. */
+  stylesheet?: boolean | string
   /** Failed-login lockout per username (default 10 failures in 15 minutes lock it for 15 minutes); false turns it off. */
   lockout?: LockoutOptions | false
   /** Sign-in attempts per client address (default 50 per 15 minutes); false turns it off. */
@@ -56,6 +59,7 @@ export interface ResolvedOptions {
   getMember: FastifySchoolsResourcesOptions['getMember']
   views: Partial<Views>
   siteName: string
+  stylesheet: ResolvedStylesheet
   lockout: LockoutSettings | false
   loginRateLimit: (LoginRateLimitOptions & { max: number }) | false
   helmet: FastifyHelmetOptions | false
@@ -65,9 +69,9 @@ export interface ResolvedOptions {
 const FASTIFY_KEYS = new Set(['logLevel', 'logSerializers'])
 const KNOWN_KEYS = new Set<string>([
   'catalog', 'authenticate', 'signIn', 'prefix', 'baseUrl', 'loginPath', 'logoutPath',
-  'sessionKey', 'getMember', 'views', 'siteName', 'lockout', 'loginRateLimit', 'helmet'
+  'sessionKey', 'getMember', 'views', 'siteName', 'stylesheet', 'lockout', 'loginRateLimit', 'helmet'
 ])
-const VIEW_KEYS = new Set(['layout', 'index', 'category', 'login'])
+const VIEW_KEYS = new Set(['layout', 'index', 'category', 'login', 'notFound'])
 
 function fail (name: string, why: string): never {
   throw new FST_SR_INVALID_OPTION(name, why)
@@ -177,11 +181,12 @@ export function resolveOptions (raw: object): ResolvedOptions {
   const siteName = opts.siteName ?? 'Schools resources'
   if (typeof siteName !== 'string' || siteName.trim() === '') fail('siteName', 'must be a non-empty string')
 
+  const prefix = path(opts, 'prefix', '/schools/resources')
   const resolved: ResolvedOptions = {
     catalog,
     authenticate,
     signIn,
-    prefix: path(opts, 'prefix', '/schools/resources'),
+    prefix,
     baseUrl: parseBaseUrl(opts.baseUrl),
     loginPath: path(opts, 'loginPath', '/Security/login'),
     logoutPath: path(opts, 'logoutPath', '/Security/logout'),
@@ -189,6 +194,7 @@ export function resolveOptions (raw: object): ResolvedOptions {
     getMember: optionalFunction<ResolvedOptions['getMember']>(opts, 'getMember'),
     views,
     siteName,
+    stylesheet: resolveStylesheet(opts.stylesheet, prefix),
     lockout: resolveLockout(opts),
     loginRateLimit: resolveLoginRateLimit(opts),
     helmet: optionalObject(opts, 'helmet')

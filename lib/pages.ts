@@ -31,9 +31,10 @@ export class PageRenderer {
   readonly #views: Views
   readonly #base: Omit<PageContext, 'member'>
 
-  constructor (views: Views, opts: Pick<ResolvedOptions, 'siteName' | 'signIn'>, paths: SectionPaths) {
+  constructor (views: Views, opts: Pick<ResolvedOptions, 'siteName' | 'signIn' | 'stylesheet'>, paths: SectionPaths) {
     this.#views = views
     this.#base = { siteName: opts.siteName, signIn: opts.signIn, paths }
+    if (opts.stylesheet.href !== undefined) this.#base.stylesheet = opts.stylesheet.href
   }
 
   get views (): Views {

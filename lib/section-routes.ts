@@ -3,6 +3,7 @@ import type { Catalog } from './catalog.js'
 import { accessGuard, grantedAccess } from './access-guard.js'
 import { releaseUntouchedSession, type MemberLookup } from './member.js'
 import { wantsJson, type PageRenderer, type SectionPaths } from './pages.js'
+import { applyFilter, resourceFilter } from './filters.js'
 
 export interface SectionDeps {
   catalog: Catalog
@@ -14,7 +15,10 @@ export interface SectionDeps {
   loginPath: string
 }
 
-/** The section index (open to everyone) and the members-only category pages. */
+/**
+ * The section index (open to everyone), the members-only category pages with their filters, and the
+ * section's own 404 page for unknown paths under the prefix.
+ */
 export function sectionRoutes (fastify: FastifyInstance, deps: SectionDeps): void {
   const { catalog, memberOf, pages, paths, prefix } = deps
 
@@ -33,13 +37,30 @@ export function sectionRoutes (fastify: FastifyInstance, deps: SectionDeps): voi
   async function categoryPage (request: FastifyRequest, reply: FastifyReply) {
     // The guard has redirected everyone else, so access is always granted here.
     const { member, category } = grantedAccess(request)!
+    const filter = resourceFilter(category, request.query)
+    const resources = applyFilter(category.resources, filter)
     reply.header('cache-control', 'private, no-store').header('vary', 'Accept')
     if (wantsJson(request)) {
-      const { resources, ...summary } = category
-      return { category: summary, resources }
+      const { resources: _all, ...summary } = category
+      return {
+        category: summary,
+        resources,
+        filter: { subject: filter.subject ?? null, year: filter.year ?? null, subjects: filter.subjects, years: filter.years }
+      }
     }
     const ctx = pages.context(member, reply)
-    return pages.send(reply, pages.views.category({ category }, ctx), ctx)
+    return pages.send(reply, pages.views.category({ category, resources, filter }, ctx), ctx)
+  }
+
+  async function notFound (request: FastifyRequest, reply: FastifyReply) {
+    reply.code(404).header('vary', 'Accept')
+    const member = await memberOf(request) ?? undefined
+    if (member === undefined) releaseUntouchedSession(request)
+    if (wantsJson(request)) {
+      return { statusCode: 404, error: 'Not Found', message: 'There is no page at this address in the resources section.' }
+    }
+    const ctx = pages.context(member, reply)
+    return pages.send(reply, pages.views.notFound({}, ctx), ctx)
   }
 
   fastify.get(paths.index, sectionIndex)
@@ -50,4 +71,9 @@ export function sectionRoutes (fastify: FastifyInstance, deps: SectionDeps): voi
   fastify.get(`${prefix}/resources/*`, {
     onRequest: accessGuard({ memberOf, catalog, baseUrl: deps.baseUrl, loginPath: deps.loginPath, indexPath: paths.index })
   }, categoryPage)
+
+  // Scoped to the prefix: the host's own 404 handling stays in charge everywhere else.
+  fastify.register(async function schoolsResourcesNotFound (scoped) {
+    scoped.setNotFoundHandler(notFound)
+  }, { prefix })
 }

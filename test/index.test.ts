@@ -13,6 +13,7 @@ t.test('the public API is exactly what the README documents', async (t) => {
     InMemoryCatalog: 'function',
     isSlug: 'function',
     defaultViews: 'object',
+    defaultStylesheet: 'string',
     html: 'function',
     unsafeRaw: 'function',
     SafeHtml: 'function',

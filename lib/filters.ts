@@ -1,0 +1,34 @@
+import type { CategoryWithResources, Resource } from './catalog.js'
+
+/** The category page's filters: what was asked for (when it exists in the category) and what can be. */
+export interface ResourceFilter {
+  /** The subject the list is filtered by, or undefined for all. */
+  subject: string | undefined
+  /** The year level the list is filtered by, or undefined for all. */
+  year: string | undefined
+  /** Every subject in the category, sorted. */
+  subjects: string[]
+  /** Every year level in the category, in school order (Foundation, Year 1, ..., Year 10). */
+  years: string[]
+}
+
+const collator = new Intl.Collator('en', { numeric: true, sensitivity: 'base' })
+
+function pick (query: unknown, name: string, allowed: readonly string[]): string | undefined {
+  const value = query !== null && typeof query === 'object' ? (query as Record<string, unknown>)[name] : undefined
+  // Repeated, empty or unknown values mean "all": a stale or hand-edited link still shows a page.
+  return typeof value === 'string' && allowed.includes(value) ? value : undefined
+}
+
+/** Reads `?subject=...&year=...`; values that are not in the category are ignored. */
+export function resourceFilter (category: CategoryWithResources, query: unknown): ResourceFilter {
+  const subjects = [...new Set(category.resources.map((r) => r.subject))].sort(collator.compare)
+  const years = [...new Set(category.resources.flatMap((r) => r.yearLevels))].sort(collator.compare)
+  return { subject: pick(query, 'subject', subjects), year: pick(query, 'year', years), subjects, years }
+}
+
+export function applyFilter (resources: readonly Resource[], filter: Pick<ResourceFilter, 'subject' | 'year'>): Resource[] {
+  return resources.filter((r) =>
+    (filter.subject === undefined || r.subject === filter.subject) &&
+    (filter.year === undefined || r.yearLevels.includes(filter.year)))
+}
