@@ -3,7 +3,9 @@ import cjs from './index.js'
 import type {
   InMemoryCatalog as InMemoryCatalogInstance,
   SafeHtml as SafeHtmlInstance,
-  MemoryAttemptStore as MemoryAttemptStoreInstance
+  MemoryAttemptStore as MemoryAttemptStoreInstance,
+  RedisSessionStore as RedisSessionStoreInstance,
+  RedisAttemptStore as RedisAttemptStoreInstance
 } from './index.js'
 
 export type * from './index.js'
@@ -11,6 +13,8 @@ export type * from './index.js'
 export type InMemoryCatalog = InMemoryCatalogInstance
 export type SafeHtml = SafeHtmlInstance
 export type MemoryAttemptStore = MemoryAttemptStoreInstance
+export type RedisSessionStore = RedisSessionStoreInstance
+export type RedisAttemptStore = RedisAttemptStoreInstance
 export const {
   fastifySchoolsResources,
   redirectOnce,
@@ -26,6 +30,14 @@ export const {
   safeBackUrl,
   MAX_BACK_URL_LENGTH,
   MemoryAttemptStore,
+  RedisSessionStore,
+  RedisAttemptStore,
+  redisRateLimitStore,
+  FST_SR_STORE_UNAVAILABLE,
+  isStoreUnavailable,
+  sendStoreUnavailable,
+  storeErrorHandler,
+  STORE_RETRY_AFTER_SECONDS,
   CONTENT_SECURITY_POLICY,
   FST_SR_INVALID_OPTION,
   FST_SR_INVALID_REDIRECT_CODE,

@@ -1,4 +1,4 @@
-import rateLimit from '@fastify/rate-limit'
+import rateLimit, { type FastifyRateLimitStoreCtor } from '@fastify/rate-limit'
 import type { FastifyInstance, preHandlerHookHandler } from 'fastify'
 
 export interface LoginRateLimitOptions {
@@ -10,6 +10,11 @@ export interface LoginRateLimitOptions {
   redis?: unknown
   /** Key prefix in Redis. */
   nameSpace?: string
+  /**
+   * A @fastify/rate-limit store class, e.g. `redisRateLimitStore(client)` for a node-redis client
+   * (which the `redis` option cannot take). Takes precedence over `redis`.
+   */
+  store?: FastifyRateLimitStoreCtor
 }
 
 export const LOGIN_RATE_LIMITED = 'FST_SR_LOGIN_RATE_LIMITED'
@@ -23,6 +28,7 @@ export async function loginRateLimit (section: FastifyInstance, options: LoginRa
     await section.register(rateLimit, {
       global: false,
       ...(options.redis === undefined ? {} : { redis: options.redis as never }),
+      ...(options.store === undefined ? {} : { store: options.store }),
       ...(options.nameSpace === undefined ? {} : { nameSpace: options.nameSpace })
     })
   }
