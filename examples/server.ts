@@ -58,8 +58,15 @@ async function main (): Promise<void> {
       app.log.info('Redis connection closed')
     })
   }
+  // While shutting down, answers close their keep-alive connections, so that close() need not wait
+  // for clients to hang up.
+  let closing = false
+  app.addHook('onSend', async (_request, reply) => {
+    if (closing) reply.header('connection', 'close')
+  })
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, () => {
+      closing = true
       app.log.info({ signal }, 'shutting down: no new connections; finishing requests in flight')
       setTimeout(() => {
         app.log.error(`shutdown took longer than ${SHUTDOWN_DEADLINE_MS} ms; exiting`)

@@ -48,7 +48,11 @@ export async function deleteKeys (client: RedisClient, prefix: string): Promise<
 export async function connectedClient (t: Test, url: string, connect = true): Promise<RedisClient & { errors: Error[] }> {
   const client = Object.assign(createRedisClient(url), { errors: [] as Error[] })
   client.on('error', (err: Error) => { client.errors.push(err) })
-  if (connect) await client.connect()
+  if (connect) {
+    await client.connect()
+    // Not the example's name, so that tests can tell the example server's connection from their own.
+    await client.sendCommand(['CLIENT', 'SETNAME', 'schools-resources-test'])
+  }
   t.teardown(() => { if (client.isOpen) client.destroy() })
   return client
 }
