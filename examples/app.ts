@@ -1,7 +1,16 @@
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import fastifyCookie from '@fastify/cookie'
 import fastifySession, { type SessionStore } from '@fastify/session'
-import schoolsResources, { anonymousFastPath, CachedSigner, InMemoryCatalog } from 'fastify-schools-resources'
+import schoolsResources, {
+  anonymousFastPath,
+  CachedSigner,
+  InMemoryCatalog,
+  RedisAttemptStore,
+  RedisSessionStore,
+  redisRateLimitStore,
+  storeErrorHandler,
+  type RedisCommandClient
+} from 'fastify-schools-resources'
 import { demoCatalog } from './demo-catalog.js'
 import { demoDirectory } from './demo-member.js'
 
@@ -13,7 +22,12 @@ export interface ExampleConfig {
   /** Session cookie lifetime in milliseconds. */
   sessionMaxAge?: number
   logger?: FastifyServerOptions['logger']
-  /** Where sessions are kept (default: @fastify/session's memory store). */
+  /**
+   * Share sessions, lockout counts and the login rate limit between instances through Redis: a connected
+   * node-redis client, and the prefix of every key (default `schools-resources:`). Unset: in memory.
+   */
+  redis?: { client: RedisCommandClient, prefix?: string, timeoutMs?: number }
+  /** Without redis: where sessions are kept (default: @fastify/session's memory store; the bench counts them). */
   sessionStore?: SessionStore
 }
 
@@ -22,13 +36,21 @@ export async function buildApp (config: ExampleConfig): Promise<FastifyInstance>
   const app = Fastify({ logger: config.logger ?? false })
   const { authenticate } = await demoDirectory(config.demoEmail, config.demoPassword)
 
+  const redis = config.redis
+  const prefix = redis?.prefix ?? 'schools-resources:'
+  const timeoutMs = redis?.timeoutMs
+  const maxAge = config.sessionMaxAge ?? 8 * 60 * 60 * 1000
+
+  // Store failures on the host's own routes get the same clear 503 as the section's.
+  app.setErrorHandler(storeErrorHandler)
   await app.register(fastifyCookie)
   // Before the session plugin: answers anonymous category requests before a session is built for them.
   await app.register(anonymousFastPath)
   await app.register(fastifySession, {
     // The same secret, with the HMAC check of a signed-in member's cookie done once, not on every page.
     secret: new CachedSigner(config.sessionSecret),
-    store: config.sessionStore,
+    // In Redis each session lives as long as its cookie (maxAge), then expires there too.
+    store: redis === undefined ? config.sessionStore : new RedisSessionStore(redis.client, { prefix: `${prefix}sess:`, timeoutMs }),
     // Anonymous visitors get no session until something is stored in it.
     saveUninitialized: false,
     // The cookie and the stored session are written at sign-in only, not again on every page: a
@@ -39,14 +61,20 @@ export async function buildApp (config: ExampleConfig): Promise<FastifyInstance>
       secure: 'auto',
       httpOnly: true,
       sameSite: 'lax',
-      maxAge: config.sessionMaxAge ?? 8 * 60 * 60 * 1000
+      maxAge
     }
   })
   await app.register(schoolsResources, {
     catalog: new InMemoryCatalog(demoCatalog),
     authenticate,
     baseUrl: config.baseUrl,
-    siteName: 'Riverside School'
+    siteName: 'Riverside School',
+    ...(redis === undefined
+      ? {}
+      : {
+          lockout: { store: new RedisAttemptStore(redis.client, { prefix: `${prefix}attempts:`, timeoutMs }) },
+          loginRateLimit: { store: redisRateLimitStore(redis.client, { prefix: `${prefix}rate-limit:`, timeoutMs }) }
+        })
   })
 
   app.get('/', async (_request, reply) => reply.redirect('/schools/resources/'))

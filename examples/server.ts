@@ -1,9 +1,11 @@
 import { randomBytes } from 'node:crypto'
 import { buildApp } from './app.js'
+import { connectRedis, createRedisClient, redact, watchRedis, type RedisClient } from './redis.js'
 
 const env = process.env
 const port = Number(env.PORT ?? 3000)
 const host = env.HOST ?? '127.0.0.1'
+const logLevel = env.LOG_LEVEL ?? 'info'
 
 let sessionSecret = env.SESSION_SECRET
 if (sessionSecret === undefined || sessionSecret === '') {
@@ -17,25 +19,68 @@ if (sessionSecret === undefined || sessionSecret === '') {
 const demoEmail = env.DEMO_EMAIL ?? 'teacher@example.org'
 const demoPassword = env.DEMO_PASSWORD ?? 'correct horse battery staple'
 
+function milliseconds (name: string, fallback: number): number {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return fallback
+  const value = Number(raw)
+  if (!Number.isSafeInteger(value) || value < 1) throw new Error(`${name} must be a positive whole number of milliseconds, got ${JSON.stringify(raw)}`)
+  return value
+}
+
+/** How long a stuck shutdown may take before the process gives up and exits non-zero. */
+const SHUTDOWN_DEADLINE_MS = 10_000
+
 async function main (): Promise<void> {
+  const redisUrl = env.REDIS_URL === '' ? undefined : env.REDIS_URL
+  const redis: RedisClient | undefined = redisUrl === undefined ? undefined : createRedisClient(redisUrl)
   const app = await buildApp({
     baseUrl: env.BASE_URL === '' ? undefined : env.BASE_URL,
     sessionSecret: sessionSecret!,
     demoEmail,
     demoPassword,
-    logger: { level: env.LOG_LEVEL ?? 'info' }
+    logger: { level: logLevel },
+    ...(redis === undefined
+      ? {}
+      : { redis: { client: redis, prefix: env.REDIS_PREFIX || undefined, timeoutMs: milliseconds('REDIS_TIMEOUT_MS', 2000) } })
+  })
+  if (redis !== undefined) {
+    watchRedis(redis, redisUrl!, app.log)
+    // Before listening: a server without its session store must not serve anything.
+    try {
+      await connectRedis(redis, redisUrl!, milliseconds('REDIS_CONNECT_TIMEOUT_MS', 10_000), app.log)
+    } catch (err) {
+      await app.close()
+      throw err
+    }
+    // Runs after the server has stopped accepting and the requests in flight are done.
+    app.addHook('onClose', async () => {
+      await redis.close()
+      app.log.info('Redis connection closed')
+    })
+  }
+  // While shutting down, answers close their keep-alive connections, so that close() need not wait
+  // for clients to hang up.
+  let closing = false
+  app.addHook('onSend', async (_request, reply) => {
+    if (closing) reply.header('connection', 'close')
   })
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, () => {
-      app.log.info({ signal }, 'shutting down')
+      closing = true
+      app.log.info({ signal }, 'shutting down: no new connections; finishing requests in flight')
+      setTimeout(() => {
+        app.log.error(`shutdown took longer than ${SHUTDOWN_DEADLINE_MS} ms; exiting`)
+        process.exit(1)
+      }, SHUTDOWN_DEADLINE_MS).unref()
       app.close().then(() => process.exit(0), () => process.exit(1))
     })
   }
   const address = await app.listen({ port, host })
-  app.log.info(`Resources section: ${address}/schools/resources/ (sign in as ${demoEmail})`)
+  app.log.info(`Resources section: ${address}/schools/resources/ (sign in as ${demoEmail})` +
+    (redisUrl === undefined ? '; sessions in memory (set REDIS_URL to share them between instances)' : `; sessions in Redis at ${redact(redisUrl)}`))
 }
 
 main().catch((err) => {
-  console.error(err)
+  console.error(`Not starting: ${err instanceof Error ? err.message : String(err)}`)
   process.exit(1)
 })

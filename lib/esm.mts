@@ -4,7 +4,9 @@ import type {
   InMemoryCatalog as InMemoryCatalogInstance,
   SafeHtml as SafeHtmlInstance,
   MemoryAttemptStore as MemoryAttemptStoreInstance,
-  CachedSigner as CachedSignerInstance
+  CachedSigner as CachedSignerInstance,
+  RedisSessionStore as RedisSessionStoreInstance,
+  RedisAttemptStore as RedisAttemptStoreInstance
 } from './index.js'
 
 export type * from './index.js'
@@ -13,6 +15,8 @@ export type InMemoryCatalog = InMemoryCatalogInstance
 export type SafeHtml = SafeHtmlInstance
 export type MemoryAttemptStore = MemoryAttemptStoreInstance
 export type CachedSigner = CachedSignerInstance
+export type RedisSessionStore = RedisSessionStoreInstance
+export type RedisAttemptStore = RedisAttemptStoreInstance
 export const {
   fastifySchoolsResources,
   redirectOnce,
@@ -31,6 +35,14 @@ export const {
   safeBackUrl,
   MAX_BACK_URL_LENGTH,
   MemoryAttemptStore,
+  RedisSessionStore,
+  RedisAttemptStore,
+  redisRateLimitStore,
+  FST_SR_STORE_UNAVAILABLE,
+  isStoreUnavailable,
+  sendStoreUnavailable,
+  storeErrorHandler,
+  STORE_RETRY_AFTER_SECONDS,
   CONTENT_SECURITY_POLICY,
   FST_SR_INVALID_OPTION,
   FST_SR_INVALID_REDIRECT_CODE,

@@ -13,6 +13,7 @@ import { registerSecurityHeaders } from './security-headers.js'
 import { loginRateLimit } from './login-rate-limit.js'
 import { Lockout } from './lockout.js'
 import { anonymousFastPath, registerWithFastPath } from './anonymous-fast-path.js'
+import { storeErrorHandler } from './store-errors.js'
 
 const FORM = 'application/x-www-form-urlencoded'
 
@@ -22,9 +23,16 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
   await fastify.register(redirectOnce, { baseUrl: opts.baseUrl })
   registerWithFastPath(fastify, opts)
 
+  // Store failures (Redis down or slow) on our routes become a clear 503, in a context of its own around
+  // the section, so the section's own error handler (forms) passes them on to it.
+  await fastify.register(async function schoolsResourcesStoreErrors (outer: FastifyInstance) {
+    outer.setErrorHandler(storeErrorHandler)
+    await outer.register(schoolsResourcesSection)
+  })
+
   // Routes live in their own context so the form parser, CSRF, rate limit and security headers stay
   // ours and do not leak into the host.
-  await fastify.register(async function schoolsResourcesSection (section: FastifyInstance) {
+  async function schoolsResourcesSection (section: FastifyInstance) {
     if (!section.hasContentTypeParser(FORM)) await section.register(formbody)
     // The default policy, plus the origin of a host stylesheet on another site; the host's helmet options still win.
     await registerSecurityHeaders(section, opts.helmet === false ? false : { contentSecurityPolicy: stylesheetPolicy(opts.stylesheet), ...opts.helmet })
@@ -46,7 +54,7 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
         rateLimit: opts.loginRateLimit === false ? undefined : await loginRateLimit(section, opts.loginRateLimit)
       })
     }
-  })
+  }
 }
 
 export const fastifySchoolsResources = fp(schoolsResources, {
@@ -77,6 +85,12 @@ export { MemoryAttemptStore } from './attempt-store.js'
 export type { AttemptStore, AttemptCount } from './attempt-store.js'
 export type { LockoutOptions } from './lockout.js'
 export type { LoginRateLimitOptions } from './login-rate-limit.js'
+export { RedisSessionStore } from './redis-session-store.js'
+export type { RedisSessionStoreOptions } from './redis-session-store.js'
+export { RedisAttemptStore } from './redis-attempt-store.js'
+export { redisRateLimitStore } from './redis-rate-limit-store.js'
+export type { RedisCommandClient, RedisStoreOptions } from './redis-client.js'
+export { FST_SR_STORE_UNAVAILABLE, isStoreUnavailable, sendStoreUnavailable, storeErrorHandler, STORE_RETRY_AFTER_SECONDS } from './store-errors.js'
 export { CONTENT_SECURITY_POLICY } from './security-headers.js'
 export {
   FST_SR_INVALID_OPTION,

@@ -1,4 +1,4 @@
-import rateLimit from '@fastify/rate-limit'
+import rateLimit, { type FastifyRateLimitStoreCtor } from '@fastify/rate-limit'
 import type { FastifyInstance, preHandlerHookHandler } from 'fastify'
 
 export interface LoginRateLimitOptions {
@@ -10,6 +10,11 @@ export interface LoginRateLimitOptions {
   redis?: unknown
   /** Key prefix in Redis. */
   nameSpace?: string
+  /**
+   * A @fastify/rate-limit store class, e.g. `redisRateLimitStore(client)` for a node-redis client
+   * (which the `redis` option cannot take). Takes precedence over `redis`.
+   */
+  store?: FastifyRateLimitStoreCtor
 }
 
 export const LOGIN_RATE_LIMITED = 'FST_SR_LOGIN_RATE_LIMITED'
@@ -20,7 +25,7 @@ export const LOGIN_RATE_LIMITED = 'FST_SR_LOGIN_RATE_LIMITED'
  */
 export async function loginRateLimit (section: FastifyInstance, options: LoginRateLimitOptions & { max: number }): Promise<preHandlerHookHandler> {
   if (!section.hasDecorator('rateLimit')) {
-    const shared = Object.fromEntries(Object.entries({ redis: options.redis, nameSpace: options.nameSpace }).filter(([, v]) => v !== undefined))
+    const shared = Object.fromEntries(Object.entries({ redis: options.redis, store: options.store, nameSpace: options.nameSpace }).filter(([, v]) => v !== undefined))
     await section.register(rateLimit, { global: false, ...shared })
   }
   return section.rateLimit({

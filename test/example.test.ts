@@ -52,6 +52,7 @@ t.test('the example app: the whole journey with the demo member', async (t) => {
 t.test('the example server: env settings, warnings on stderr, clean shutdown', async (t) => {
   const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', HOST: '127.0.0.1', BASE_URL: 'https://school.test', LOG_LEVEL: 'info' }
   delete env.SESSION_SECRET
+  delete env.REDIS_URL // the in-memory default; test/redis/example-server.test.ts runs it with Redis
   const child = spawn(process.execPath, [resolve(__dirname, '../dist/examples/server.js')], { env, stdio: ['ignore', 'pipe', 'pipe'] })
   t.teardown(() => { child.kill('SIGKILL') })
   let stdout = ''

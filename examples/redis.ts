@@ -1,0 +1,86 @@
+import { createClient } from 'redis'
+import type { FastifyBaseLogger } from 'fastify'
+
+function newClient (url: string) {
+  return createClient({
+    url,
+    name: 'schools-resources-example',
+    disableOfflineQueue: true,
+    commandsQueueMaxLength: 1000,
+    socket: {
+      connectTimeout: 2000,
+      reconnectStrategy: (retries: number) => Math.min(100 * 2 ** retries, 1000)
+    }
+  })
+}
+
+export type RedisClient = ReturnType<typeof newClient>
+
+type Log = Pick<FastifyBaseLogger, 'info' | 'warn' | 'error'>
+
+/**
+ * A node-redis client set up to fail fast rather than hang while Redis is away:
+ * - `disableOfflineQueue`: while disconnected, commands fail at once (the visitor gets a 503 now, not
+ *   a request that waits for a reconnection that may never come);
+ * - `commandsQueueMaxLength`: a slow Redis cannot make commands pile up without bound (the stores'
+ *   own `timeoutMs` answers the visitor meanwhile);
+ * - reconnection every 100 ms doubling up to 1 s, forever, so service comes back by itself.
+ * It is not connected yet; call {@link watchRedis} then {@link connectRedis}.
+ */
+export function createRedisClient (url: string): RedisClient {
+  return newClient(url)
+}
+
+/**
+ * Logs the connection's state: once when Redis becomes unreachable (not once per retry), once when it
+ * is back. Without an 'error' listener node-redis would crash the process on a lost connection.
+ */
+export function watchRedis (client: RedisClient, url: string, log: Log): void {
+  let down = false
+  let serving = false
+  client.on('error', (err: Error) => {
+    if (down) return
+    down = true
+    log.error({ reason: `${err.name}: ${err.message}` }, `Redis at ${redact(url)} is unreachable; ` +
+      (serving ? 'requests that need a session get 503 until it is back' : 'retrying'))
+  })
+  client.on('ready', () => {
+    if (down && serving) log.info(`Redis at ${redact(url)} is back`)
+    down = false
+    serving = true
+  })
+}
+
+/** The URL without its password, for logs. */
+export function redact (url: string): string {
+  try {
+    const parsed = new URL(url)
+    if (parsed.password !== '') parsed.password = '***'
+    return parsed.toString()
+  } catch {
+    return '(unparsable REDIS_URL)'
+  }
+}
+
+/**
+ * Connects, waiting up to `waitMs` for Redis to answer (it may still be starting); after that, gives up
+ * with an error that says so. The server does not listen before this resolves, so it never serves
+ * anything that needs a session without a working store.
+ */
+export async function connectRedis (client: RedisClient, url: string, waitMs: number, log: Log): Promise<void> {
+  log.info(`Connecting to Redis at ${redact(url)} (waiting up to ${waitMs} ms)`)
+  let timer: NodeJS.Timeout | undefined
+  const gaveUp = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(`Redis at ${redact(url)} did not answer within ${waitMs} ms (REDIS_CONNECT_TIMEOUT_MS); not starting without a session store`)), waitMs)
+  })
+  try {
+    await Promise.race([client.connect(), gaveUp])
+  } catch (err) {
+    client.destroy()
+    throw err
+  } finally {
+    clearTimeout(timer)
+  }
+  await client.ping()
+  log.info(`Connected to Redis at ${redact(url)}`)
+}

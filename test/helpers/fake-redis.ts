@@ -1,0 +1,70 @@
+import { INCREMENT_SCRIPT, READ_SCRIPT, type RedisCommandClient } from '../../lib/redis-client.js'
+
+interface Entry { value: string, expiresAt: number | undefined }
+
+/**
+ * An in-process stand-in for a Redis client's sendCommand(), for the commands and the two scripts the
+ * stores send. It runs the stores' TypeScript without a server (so lib/ stays covered when REDIS_URL is
+ * unset); the scripts themselves are checked against the real Redis in test/redis/.
+ * `failWith` makes every command reject; `hang` makes every command never answer.
+ */
+export class FakeRedis implements RedisCommandClient {
+  readonly data = new Map<string, Entry>()
+  readonly commands: string[][] = []
+  failWith: unknown = undefined
+  hang = false
+  now = (): number => Date.now()
+
+  #live (key: string): Entry | undefined {
+    const entry = this.data.get(key)
+    if (entry?.expiresAt !== undefined && entry.expiresAt <= this.now()) {
+      this.data.delete(key)
+      return undefined
+    }
+    return entry
+  }
+
+  #pttl (key: string): number {
+    const entry = this.#live(key)
+    if (entry === undefined) return -2
+    return entry.expiresAt === undefined ? -1 : entry.expiresAt - this.now()
+  }
+
+  async sendCommand (args: string[]): Promise<unknown> {
+    this.commands.push(args)
+    if (this.hang) return new Promise(() => {})
+    if (this.failWith !== undefined) throw this.failWith
+    const [name, ...rest] = args
+    switch (name) {
+      case 'GET': return this.#live(rest[0])?.value ?? null
+      case 'SET': {
+        const [key, value, px, ms] = rest
+        this.data.set(key, { value, expiresAt: px === 'PX' ? this.now() + Number(ms) : undefined })
+        return 'OK'
+      }
+      case 'DEL': return this.data.delete(rest[0]) ? 1 : 0
+      case 'PEXPIRE': {
+        const entry = this.#live(rest[0])
+        if (entry === undefined) return 0
+        entry.expiresAt = this.now() + Number(rest[1])
+        return 1
+      }
+      case 'EVAL': {
+        const [script, , key, window] = rest
+        if (script === INCREMENT_SCRIPT) {
+          const entry = this.#live(key)
+          const count = Number(entry?.value ?? 0) + 1
+          const fresh = entry === undefined || entry.expiresAt === undefined
+          this.data.set(key, { value: String(count), expiresAt: fresh ? this.now() + Number(window) : entry.expiresAt })
+          return [count, this.#pttl(key)]
+        }
+        if (script === READ_SCRIPT) {
+          const entry = this.#live(key)
+          return entry === undefined ? null : [Number(entry.value), this.#pttl(key)]
+        }
+        throw new Error('ERR unknown script')
+      }
+      default: throw new Error(`ERR unknown command '${name}'`)
+    }
+  }
+}

@@ -1,0 +1,106 @@
+import t, { type Test } from 'tap'
+import { spawn, type ChildProcess } from 'node:child_process'
+import { once } from 'node:events'
+import { resolve } from 'node:path'
+import { requireRedis, connectedClient, freePort, listKeys, ThrowawayRedis, uniquePrefix } from '../helpers/redis.js'
+import { formToken } from '../helpers/app.js'
+
+// The example server (dist/examples/server.js) with REDIS_URL: refusing to start without Redis, waiting
+// for it, and shutting down gracefully on SIGTERM. Each test has its own throwaway redis-server.
+
+const maths = '/schools/resources/resources/maths/'
+const CLIENT_NAME = 'name=schools-resources-example'
+
+interface Server {
+  child: ChildProcess
+  output: () => string
+  waitFor: (pattern: RegExp, ms: number) => Promise<RegExpExecArray>
+  exited: Promise<number | null>
+}
+
+function startServer (t: Test, env: Record<string, string>): Server {
+  const full: NodeJS.ProcessEnv = { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', SESSION_SECRET: 's'.repeat(40), ...env }
+  const child = spawn(process.execPath, [resolve(__dirname, '../../dist/examples/server.js')], { env: full, stdio: ['ignore', 'pipe', 'pipe'] })
+  t.teardown(() => { child.kill('SIGKILL') })
+  let output = ''
+  const listeners = new Set<() => void>()
+  const onData = (d: Buffer) => { output += d; for (const l of listeners) l() }
+  child.stdout!.on('data', onData)
+  child.stderr!.on('data', onData)
+  const exited = once(child, 'exit').then(([code]) => code as number | null)
+  return {
+    child,
+    exited,
+    output: () => output,
+    waitFor: (pattern, ms) => new Promise((resolve, reject) => {
+      const check = () => {
+        const match = pattern.exec(output)
+        if (match !== null) { done(); resolve(match) }
+      }
+      const timer = setTimeout(() => { done(); reject(new Error(`no ${pattern} within ${ms} ms; output:\n${output}`)) }, ms)
+      const done = () => { clearTimeout(timer); listeners.delete(check) }
+      listeners.add(check)
+      check()
+    })
+  }
+}
+
+/** Signs the demo member in over HTTP, as a browser would; returns the Cookie header. */
+async function signInOverHttp (address: string): Promise<string> {
+  const form = await fetch(`${address}/Security/login`)
+  const formCookie = form.headers.getSetCookie()[0].split(';')[0]
+  const body = new URLSearchParams({ _csrf: formToken(await form.text()), email: 'teacher@example.org', password: 'correct horse battery staple' })
+  const res = await fetch(`${address}/Security/login`, { method: 'POST', body, headers: { cookie: formCookie }, redirect: 'manual' })
+  if (res.status !== 303) throw new Error(`sign-in failed: ${res.status}`)
+  return res.headers.getSetCookie()[0].split(';')[0]
+}
+
+if (requireRedis(t)) {
+  t.test('Redis unreachable at start (a closed port): says so, never listens, exits 1', async (t) => {
+    const port = await freePort()
+    const server = startServer(t, { REDIS_URL: `redis://127.0.0.1:${port}`, REDIS_CONNECT_TIMEOUT_MS: '1000' })
+    const code = await Promise.race([server.exited, new Promise((resolve) => setTimeout(() => resolve('still running'), 10_000))])
+    t.equal(code, 1, 'exits non-zero')
+    t.match(server.output(), `Redis at redis://127.0.0.1:${port} is unreachable; retrying`)
+    t.match(server.output(), `Not starting: Redis at redis://127.0.0.1:${port} did not answer within 1000 ms (REDIS_CONNECT_TIMEOUT_MS); not starting without a session store`)
+    t.notMatch(server.output(), 'Server listening', 'it never served anything')
+  })
+
+  t.test('waits for Redis, serves with it, and on SIGTERM finishes the request in flight and closes Redis', async (t) => {
+    const port = await freePort()
+    const prefix = uniquePrefix('example')
+    const server = startServer(t, { REDIS_URL: `redis://127.0.0.1:${port}`, REDIS_CONNECT_TIMEOUT_MS: '15000', REDIS_TIMEOUT_MS: '4000', REDIS_PREFIX: prefix })
+    await server.waitFor(/is unreachable; retrying/, 5000)
+    t.notMatch(server.output(), 'Server listening', 'not listening while Redis is missing')
+
+    const redis = await ThrowawayRedis.start(t, port)
+    const [, address] = await server.waitFor(/Server listening at (http:\/\/127\.0\.0\.1:\d+)/, 10_000)
+    t.match(server.output(), `Connected to Redis at redis://127.0.0.1:${port}`)
+    t.match(server.output(), `sessions in Redis at redis://127.0.0.1:${port}`)
+
+    const cookie = await signInOverHttp(address)
+    const page = await fetch(`${address}${maths}`, { headers: { cookie } })
+    t.equal(page.status, 200)
+    t.match(await page.text(), 'Demo Teacher')
+    const admin = await connectedClient(t, redis.url)
+    t.equal((await listKeys(admin, `${prefix}sess:`)).length, 1, 'the session is in Redis under REDIS_PREFIX')
+    t.match(String(await admin.sendCommand(['CLIENT', 'LIST'])), CLIENT_NAME, 'the server holds a connection')
+
+    // A request in flight: Redis holds its commands for a while, so the session lookup is pending.
+    await redis.pause(1500)
+    const inFlight = fetch(`${address}${maths}`, { headers: { cookie } })
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    server.child.kill('SIGTERM')
+    await server.waitFor(/shutting down/, 5000)
+    const late = await fetch(`${address}/schools/resources/`).then((r) => r.status, (err: Error) => (err.cause as { code?: string })?.code ?? err.message)
+    t.not(late, 200, `no new requests once shutting down (${late})`)
+    t.comment(`FIGURES shutdown: a new request during shutdown got ${late}; the request in flight:`)
+    const finished = await inFlight
+    t.equal(finished.status, 200, 'the request in flight was finished')
+    t.match(await finished.text(), 'Demo Teacher')
+    t.comment(`FIGURES   ${finished.status}, then exit`)
+    t.equal(await server.exited, 0, 'clean exit')
+    t.match(server.output(), 'Redis connection closed')
+    t.notMatch(String(await admin.sendCommand(['CLIENT', 'LIST'])), CLIENT_NAME, 'its Redis connection is closed')
+  })
+}

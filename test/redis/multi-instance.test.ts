@@ -1,0 +1,108 @@
+import t, { type Test } from 'tap'
+import type { FastifyInstance } from 'fastify'
+import { RedisAttemptStore, RedisSessionStore, redisRateLimitStore } from '../../lib/index.js'
+import { buildTestApp, postLogin, signIn, signOut, TEACHER } from '../helpers/app.js'
+import { REDIS_URL, requireRedis, uniquePrefix, deleteKeys, listKeys, connectedClient } from '../helpers/redis.js'
+
+// Two instances of a host app (each with its own Redis connection, as two processes would have) behind
+// one Redis. Keys live under a prefix of this run and are deleted afterwards.
+
+const maths = '/schools/resources/resources/maths/'
+
+async function instance (t: Test, prefix: string, opts: { maxAge?: number, maxAttempts?: number, rateMax?: number } = {}): Promise<FastifyInstance> {
+  const client = await connectedClient(t, REDIS_URL!)
+  const { app } = await buildTestApp({
+    session: {
+      store: new RedisSessionStore(client, { prefix: `${prefix}sess:` }),
+      saveUninitialized: false,
+      cookie: { secure: false, maxAge: opts.maxAge ?? 60_000 }
+    },
+    plugin: {
+      lockout: { store: new RedisAttemptStore(client, { prefix: `${prefix}attempts:` }), maxAttempts: opts.maxAttempts ?? 10 },
+      loginRateLimit: { store: redisRateLimitStore(client, { prefix: `${prefix}rate:` }), max: opts.rateMax ?? 1000 }
+    }
+  })
+  t.teardown(() => app.close())
+  return app
+}
+
+if (requireRedis(t)) {
+  t.test('a visitor signed in on instance A is signed in on B; signed out on B, A lets them in no more', async (t) => {
+    const prefix = uniquePrefix('multi')
+    const admin = await connectedClient(t, REDIS_URL!)
+    t.teardown(() => deleteKeys(admin, prefix))
+    const a = await instance(t, prefix)
+    const b = await instance(t, prefix)
+
+    const cookie = await signIn(a)
+    const onB = await b.inject({ url: maths, headers: { cookie } })
+    t.equal(onB.statusCode, 200, 'B serves the category page to the session made on A')
+    t.match(onB.body, 'Ada Teacher')
+
+    const sessionKeys = await listKeys(admin, `${prefix}sess:`)
+    t.equal(sessionKeys.length, 1, 'one session in Redis')
+    const ttl = await admin.pTTL(sessionKeys[0])
+    t.ok(ttl > 50_000 && ttl <= 60_000, `the session's TTL (${ttl} ms) is the cookie's maxAge (60 s)`)
+
+    const out = await signOut(b, cookie)
+    t.equal(out.statusCode, 303)
+    t.equal(await admin.exists(sessionKeys[0]), 0, 'the session is gone from Redis')
+    const onA = await a.inject({ url: maths, headers: { cookie } })
+    t.equal(onA.statusCode, 302, 'A no longer lets the visitor in')
+    t.match(onA.headers.location, '/Security/login?BackURL=')
+  })
+
+  t.test('sessions expire in Redis with their cookies', async (t) => {
+    const prefix = uniquePrefix('ttl')
+    const admin = await connectedClient(t, REDIS_URL!)
+    t.teardown(() => deleteKeys(admin, prefix))
+    const a = await instance(t, prefix, { maxAge: 1000 })
+    const cookie = await signIn(a)
+    const [key] = await listKeys(admin, `${prefix}sess:`)
+    t.ok(await admin.pTTL(key) <= 1000, 'TTL of at most the cookie maxAge of 1 s')
+    await new Promise((resolve) => setTimeout(resolve, 1300))
+    t.equal(await admin.exists(key), 0, 'expired in Redis: nothing piles up')
+    t.equal((await a.inject({ url: maths, headers: { cookie } })).statusCode, 302)
+  })
+
+  t.test('a lockout earned on A holds on B; the rate limit counts both', async (t) => {
+    const prefix = uniquePrefix('lockout')
+    const admin = await connectedClient(t, REDIS_URL!)
+    t.teardown(() => deleteKeys(admin, prefix))
+    const a = await instance(t, prefix, { maxAttempts: 3 })
+    const b = await instance(t, prefix, { maxAttempts: 3 })
+
+    const statuses: number[] = []
+    for (let i = 0; i < 3; i++) statuses.push((await postLogin(a, { email: TEACHER.email, password: 'wrong' })).statusCode)
+    t.same(statuses, [401, 401, 429], 'three failures on A lock the username')
+    const onB = await postLogin(b, { email: TEACHER.email, password: TEACHER.password })
+    t.equal(onB.statusCode, 429, 'B refuses the right password while the lock holds')
+    t.ok(Number(onB.headers['retry-after']) > 0)
+    const held = await admin.pTTL(`${prefix}attempts:login-failures:${TEACHER.email}`)
+    t.ok(held > 14 * 60_000, `the count is held for the lockout duration (${held} ms)`)
+
+    // Another username is not affected.
+    t.equal((await postLogin(b, { email: 'other@example.org', password: 'x' })).statusCode, 401)
+  })
+
+  t.test('the login rate limit is shared: attempts on A and B count together', async (t) => {
+    const prefix = uniquePrefix('rate')
+    const admin = await connectedClient(t, REDIS_URL!)
+    t.teardown(() => deleteKeys(admin, prefix))
+    const a = await instance(t, prefix, { rateMax: 4 })
+    const b = await instance(t, prefix, { rateMax: 4 })
+    const statuses: number[] = []
+    for (const app of [a, b, a, b, a]) statuses.push((await postLogin(app, { email: 'x@example.org', password: 'wrong' })).statusCode)
+    t.same(statuses, [401, 401, 401, 401, 429], 'the fifth attempt from one address, on either instance, is refused')
+  })
+
+  t.test('the stores clean up after themselves: nothing of this run is left', async (t) => {
+    const admin = await connectedClient(t, REDIS_URL!)
+    const prefix = uniquePrefix('empty')
+    const a = await instance(t, prefix)
+    await signIn(a)
+    t.ok((await listKeys(admin, prefix)).length > 0)
+    t.ok(await deleteKeys(admin, prefix) > 0)
+    t.same(await listKeys(admin, prefix), [])
+  })
+}
