@@ -33,6 +33,9 @@ type Server = ChildProcessByStdio<null, Readable, Readable>
 async function startServer (): Promise<{ child: Server, address: string }> {
   const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', SESSION_SECRET: 'e2e-'.repeat(10) }
   delete env.BASE_URL
+  // The journey runs on the in-memory stores: with REDIS_URL the example server would share lockout
+  // counts and sessions with earlier runs (test/redis/ covers the server on Redis).
+  delete env.REDIS_URL
   const child = spawn(process.execPath, [SERVER], { env, stdio: ['ignore', 'pipe', 'pipe'] })
   let stdout = ''
   let stderr = ''
