@@ -20,14 +20,23 @@ const child = spawn('taskset', ['-c', '0', process.execPath, '--cpu-prof', `--cp
 await new Promise((resolve) => child.on('message', (m) => m?.type === 'ready' && resolve()))
 let cookie = ''
 if (scenario === 'signed-in') {
-  cookie = await new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, method: 'POST', path: '/Security/login', headers: { 'content-type': 'application/x-www-form-urlencoded' } }, (res) => {
-      res.resume()
-      resolve(res.headers['set-cookie'][0].split(';', 1)[0])
+  // As a browser signs in: the login form first (its CSRF token is tied to the form's session), then the post.
+  const get = (path, headers = {}, method = 'GET', body) => new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, method, path, headers }, (res) => {
+      let data = ''
+      res.setEncoding('utf8')
+      res.on('data', (c) => { data += c })
+      res.on('end', () => resolve({ headers: res.headers, body: data }))
     })
     req.on('error', reject)
-    req.end('email=teacher%40example.org&password=correct+horse+battery+staple')
+    req.end(body)
   })
+  const form = await get('/Security/login')
+  const formCookie = form.headers['set-cookie'][0].split(';', 1)[0]
+  const token = /name="_csrf" value="([^"]+)"/.exec(form.body)[1]
+  const res = await get('/Security/login', { 'content-type': 'application/x-www-form-urlencoded', cookie: formCookie }, 'POST',
+    `email=teacher%40example.org&password=correct+horse+battery+staple&_csrf=${encodeURIComponent(token)}`)
+  cookie = res.headers['set-cookie'][0].split(';', 1)[0]
 }
 const argv = ['-c', '1', 'wrk', '-t1', '-c64', `-d${seconds}s`]
 if (cookie !== '') argv.push('-H', `cookie: ${cookie}`)

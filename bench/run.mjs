@@ -173,8 +173,14 @@ function cookieOf (res) {
   return header?.split(';', 1)[0]
 }
 
+/** Signs in as a browser does: opens the login form (our server's carries a CSRF token tied to its session), then posts it. */
 async function signIn (port) {
-  const res = await http(port, { method: 'POST', path: '/Security/login', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: CREDENTIALS })
+  const form = await http(port, { path: '/Security/login' })
+  const token = /name="_csrf" value="([^"]+)"/.exec(form.body)?.[1]
+  const formCookie = cookieOf(form)
+  const headers = { 'content-type': 'application/x-www-form-urlencoded', ...(formCookie === undefined ? {} : { cookie: formCookie }) }
+  const body = token === undefined ? CREDENTIALS : `${CREDENTIALS}&_csrf=${encodeURIComponent(token)}`
+  const res = await http(port, { method: 'POST', path: '/Security/login', headers, body })
   const cookie = cookieOf(res)
   if (res.status !== 303 || cookie === undefined) throw new Error(`sign-in answered ${res.status} without a session cookie`)
   return cookie

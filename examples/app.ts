@@ -9,6 +9,7 @@ import schoolsResources, {
   RedisSessionStore,
   redisRateLimitStore,
   storeErrorHandler,
+  type FastifySchoolsResourcesOptions,
   type RedisCommandClient
 } from 'fastify-schools-resources'
 import { demoCatalog } from './demo-catalog.js'
@@ -29,6 +30,8 @@ export interface ExampleConfig {
   redis?: { client: RedisCommandClient, prefix?: string, timeoutMs?: number }
   /** Without redis: where sessions are kept (default: @fastify/session's memory store; the bench counts them). */
   sessionStore?: SessionStore
+  /** More options for the resources section (the bench turns the per-address sign-in limit off). */
+  sectionOptions?: Partial<FastifySchoolsResourcesOptions>
 }
 
 /** The example site: cookie, session and the resources section, plus a home page that points to it. */
@@ -74,7 +77,8 @@ export async function buildApp (config: ExampleConfig): Promise<FastifyInstance>
       : {
           lockout: { store: new RedisAttemptStore(redis.client, { prefix: `${prefix}attempts:`, timeoutMs }) },
           loginRateLimit: { store: redisRateLimitStore(redis.client, { prefix: `${prefix}rate-limit:`, timeoutMs }) }
-        })
+        }),
+    ...config.sectionOptions
   })
 
   app.get('/', async (_request, reply) => reply.redirect('/schools/resources/'))

@@ -20,11 +20,25 @@ function pick (query: unknown, name: string, allowed: readonly string[]): string
   return typeof value === 'string' && allowed.includes(value) ? value : undefined
 }
 
+// The choices depend only on the category record, so they are worked out once per record.
+const choicesOf = new WeakMap<CategoryWithResources, { subjects: string[], years: string[] }>()
+
+function choices (category: CategoryWithResources): { subjects: string[], years: string[] } {
+  let found = choicesOf.get(category)
+  if (found === undefined) {
+    found = {
+      subjects: [...new Set(category.resources.map((r) => r.subject))].sort(collator.compare),
+      years: [...new Set(category.resources.flatMap((r) => r.yearLevels))].sort(collator.compare)
+    }
+    choicesOf.set(category, found)
+  }
+  return found
+}
+
 /** Reads `?subject=...&year=...`; values that are not in the category are ignored. */
 export function resourceFilter (category: CategoryWithResources, query: unknown): ResourceFilter {
-  const subjects = [...new Set(category.resources.map((r) => r.subject))].sort(collator.compare)
-  const years = [...new Set(category.resources.flatMap((r) => r.yearLevels))].sort(collator.compare)
-  return { subject: pick(query, 'subject', subjects), year: pick(query, 'year', years), subjects, years }
+  const { subjects, years } = choices(category)
+  return { subject: pick(query, 'subject', subjects), year: pick(query, 'year', years), subjects: [...subjects], years: [...years] }
 }
 
 export function applyFilter (resources: readonly Resource[], filter: Pick<ResourceFilter, 'subject' | 'year'>): Resource[] {

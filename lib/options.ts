@@ -2,7 +2,7 @@ import type { FastifyRequest } from 'fastify'
 import type { Catalog } from './catalog.js'
 import type { Member } from './member.js'
 import type { Views } from './views.js'
-import type { FastifyHelmetOptions } from '@fastify/helmet'
+import type { HelmetOptions } from 'helmet'
 import { FST_SR_INVALID_OPTION } from './errors.js'
 import { resolveStylesheet, type ResolvedStylesheet } from './assets.js'
 import { MemoryAttemptStore } from './attempt-store.js'
@@ -43,8 +43,8 @@ export interface FastifySchoolsResourcesOptions {
   lockout?: LockoutOptions | false
   /** Sign-in attempts per client address (default 50 per 15 minutes); false turns it off. */
   loginRateLimit?: LoginRateLimitOptions | false
-  /** @fastify/helmet options for the plugin's own routes (default: a strict CSP for these pages); false turns it off. */
-  helmet?: FastifyHelmetOptions | false
+  /** helmet options for the plugin's own routes (default: a strict CSP for these pages); false turns it off. */
+  helmet?: HelmetOptions | false
 }
 
 export interface ResolvedOptions {
@@ -62,7 +62,7 @@ export interface ResolvedOptions {
   stylesheet: ResolvedStylesheet
   lockout: LockoutSettings | false
   loginRateLimit: (LoginRateLimitOptions & { max: number }) | false
-  helmet: FastifyHelmetOptions | false
+  helmet: HelmetOptions | false
 }
 
 // Fastify passes these through to every plugin; they are not ours to judge.

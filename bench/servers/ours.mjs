@@ -13,6 +13,9 @@ const app = await buildApp({
   demoEmail: 'teacher@example.org',
   demoPassword: 'correct horse battery staple',
   sessionStore: new fastifySession.MemoryStore(sessions),
+  // The login probe signs in continuously from one address to measure the password hash; the
+  // per-address sign-in limit (50 per 15 minutes) would refuse it, so it is off here.
+  sectionOptions: { loginRateLimit: false },
   logger: { level: process.env.LOG_LEVEL ?? 'info' }
 })
 // Counts the redirect-conflict warnings raised (also under --no-warnings, which only stops the printing).
