@@ -1,10 +1,9 @@
 import t from 'tap'
-import { spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { resolve } from 'node:path'
 import { buildApp } from '../examples/app.js'
 import { hashPassword, verifyPassword } from '../examples/demo-member.js'
 import { postLogin } from './helpers/app.js'
+import { startExampleServer } from './helpers/example-server.js'
 
 const config = { sessionSecret: 's'.repeat(40), demoEmail: 'teacher@example.org', demoPassword: 'correct horse battery staple' }
 
@@ -53,19 +52,8 @@ t.test('the example server: env settings, warnings on stderr, clean shutdown', a
   const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', HOST: '127.0.0.1', BASE_URL: 'https://school.test', LOG_LEVEL: 'info' }
   delete env.SESSION_SECRET
   delete env.REDIS_URL // the in-memory default; test/redis/example-server.test.ts runs it with Redis
-  const child = spawn(process.execPath, [resolve(__dirname, '../dist/examples/server.js')], { env, stdio: ['ignore', 'pipe', 'pipe'] })
+  const { child, address, stderr } = await startExampleServer(env)
   t.teardown(() => { child.kill('SIGKILL') })
-  let stdout = ''
-  let stderr = ''
-  child.stderr.on('data', (d) => { stderr += d })
-  const address = await new Promise<string>((resolve, reject) => {
-    child.stdout.on('data', (d) => {
-      stdout += d
-      const match = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(stdout)
-      if (match !== null) resolve(match[1])
-    })
-    child.on('exit', (code) => reject(new Error(`server exited with ${code}: ${stderr}`)))
-  })
   const res = await fetch(`${address}/schools/resources/resources/science/`, { redirect: 'manual' })
   t.equal(res.status, 302)
   t.equal(res.headers.get('location'), 'https://school.test/Security/login?BackURL=%2Fschools%2Fresources%2Fresources%2Fscience%2F')
@@ -75,6 +63,6 @@ t.test('the example server: env settings, warnings on stderr, clean shutdown', a
   child.kill('SIGTERM')
   const [code] = await once(child, 'exit')
   t.equal(code, 0, 'SIGTERM closes the server cleanly')
-  t.match(stderr, /\[EXAMPLE_NO_SESSION_SECRET\] UserWarning: SESSION_SECRET is not set/)
-  t.match(stderr, '[FST_SR_REDIRECT_CONFLICT] UserWarning: Already directed to https://school.test/Security/login?BackURL=%2Fschools%2Fresources%2Fresources%2Fscience%2F; now trying to direct to /schools/resources/')
+  t.match(stderr(), /\[EXAMPLE_NO_SESSION_SECRET\] UserWarning: SESSION_SECRET is not set/)
+  t.match(stderr(), '[FST_SR_REDIRECT_CONFLICT] UserWarning: Already directed to https://school.test/Security/login?BackURL=%2Fschools%2Fresources%2Fresources%2Fscience%2F; now trying to direct to /schools/resources/')
 })

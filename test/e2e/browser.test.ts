@@ -2,20 +2,19 @@
 // takes through the example server, an axe-core check of every page, and a screenshot of each.
 // Skipped (and says so) when Chromium is missing, except under CI=true, where that is a failure.
 import t, { type Test } from 'tap'
-import { spawn, type ChildProcessByStdio } from 'node:child_process'
 import { once } from 'node:events'
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { resolve } from 'node:path'
-import type { Readable } from 'node:stream'
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
 import { AxeBuilder } from '@axe-core/playwright'
+import { EXAMPLE_SERVER, startExampleServer, type ExampleServer } from '../helpers/example-server.js'
 
 const root = resolve(__dirname, '../..')
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
 const IN_CI = process.env.CI === 'true' || process.env.CI === '1'
 const ARTIFACTS = resolve(root, process.env.E2E_ARTIFACTS ?? 'e2e-artifacts')
 const SCREENSHOTS = resolve(ARTIFACTS, 'screenshots')
-const SERVER = resolve(root, 'dist/examples/server.js')
+const SERVER = EXAMPLE_SERVER
 
 const EMAIL = 'teacher@example.org'
 const PASSWORD = 'correct horse battery staple'
@@ -27,28 +26,14 @@ const CHROMIUM_ARGS = [
   '--disable-sync', '--no-first-run', '--disable-quic'
 ]
 
-type Server = ChildProcessByStdio<null, Readable, Readable>
-
-/** The example server on a free port, as `npm start` runs it. Resolves to its address. */
-async function startServer (): Promise<{ child: Server, address: string }> {
+/** The example server on a free port, as `npm start` runs it. */
+async function startServer (): Promise<ExampleServer> {
   const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', SESSION_SECRET: 'e2e-'.repeat(10) }
   delete env.BASE_URL
   // The journey runs on the in-memory stores: with REDIS_URL the example server would share lockout
   // counts and sessions with earlier runs (test/redis/ covers the server on Redis).
   delete env.REDIS_URL
-  const child = spawn(process.execPath, [SERVER], { env, stdio: ['ignore', 'pipe', 'pipe'] })
-  let stdout = ''
-  let stderr = ''
-  child.stderr.on('data', (d) => { stderr += d })
-  const address = await new Promise<string>((resolve, reject) => {
-    child.stdout.on('data', (d) => {
-      stdout += d
-      const match = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(stdout)
-      if (match !== null) resolve(match[1])
-    })
-    child.on('exit', (code) => reject(new Error(`example server exited with ${code}: ${stderr}`)))
-  })
-  return { child, address }
+  return startExampleServer(env)
 }
 
 interface AxeSummary {
@@ -69,7 +54,7 @@ if (!existsSync(CHROMIUM)) {
   }
 } else {
   t.setTimeout(180_000)
-  let server: Server | undefined
+  let server: ExampleServer['child'] | undefined
   let browser: Browser | undefined
   let base = ''
   const axeResults: AxeSummary[] = []
