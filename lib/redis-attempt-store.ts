@@ -1,6 +1,6 @@
 import type { AttemptCount, AttemptStore } from './attempt-store.js'
 import {
-  INCREMENT_SCRIPT, READ_SCRIPT, prefixOption, sendBounded, timeoutOption,
+  assertRedisClient, INCREMENT_SCRIPT, READ_SCRIPT, prefixOption, sendBounded, timeoutOption,
   type RedisCommandClient, type RedisStoreOptions
 } from './redis-client.js'
 
@@ -15,9 +15,7 @@ export class RedisAttemptStore implements AttemptStore {
   readonly #timeoutMs: number
 
   constructor (client: RedisCommandClient, options: RedisStoreOptions = {}) {
-    if (client === null || typeof client !== 'object' || typeof client.sendCommand !== 'function') {
-      throw new TypeError('RedisAttemptStore needs a Redis client with sendCommand(), such as createClient() from "redis"')
-    }
+    assertRedisClient(client, 'RedisAttemptStore')
     this.#client = client
     this.#prefix = prefixOption(options, 'schools-resources:attempts:')
     this.#timeoutMs = timeoutOption(options)

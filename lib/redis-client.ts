@@ -20,6 +20,13 @@ export interface RedisStoreOptions {
 
 export const DEFAULT_TIMEOUT_MS = 2000
 
+/** The one thing the stores need of a client: node-redis's sendCommand(). */
+export function assertRedisClient (client: unknown, who: string): asserts client is RedisCommandClient {
+  if (client === null || typeof client !== 'object' || typeof (client as RedisCommandClient).sendCommand !== 'function') {
+    throw new TypeError(`${who} needs a Redis client with sendCommand(), such as createClient() from "redis"`)
+  }
+}
+
 export function timeoutOption (options: RedisStoreOptions): number {
   const value = options.timeoutMs ?? DEFAULT_TIMEOUT_MS
   if (!Number.isSafeInteger(value) || value < 1) throw new TypeError('timeoutMs must be a positive whole number of milliseconds')

@@ -1,5 +1,5 @@
 import type { FastifyRateLimitStore, FastifyRateLimitStoreCtor } from '@fastify/rate-limit'
-import { INCREMENT_SCRIPT, prefixOption, sendBounded, timeoutOption, type RedisCommandClient, type RedisStoreOptions } from './redis-client.js'
+import { assertRedisClient, INCREMENT_SCRIPT, prefixOption, sendBounded, timeoutOption, type RedisCommandClient, type RedisStoreOptions } from './redis-client.js'
 
 /**
  * A @fastify/rate-limit store over a node-redis client. @fastify/rate-limit's own `redis` option wants
@@ -9,9 +9,7 @@ import { INCREMENT_SCRIPT, prefixOption, sendBounded, timeoutOption, type RedisC
  * `exponentialBackoff` are not supported.
  */
 export function redisRateLimitStore (client: RedisCommandClient, options: RedisStoreOptions = {}): FastifyRateLimitStoreCtor {
-  if (client === null || typeof client !== 'object' || typeof client.sendCommand !== 'function') {
-    throw new TypeError('redisRateLimitStore needs a Redis client with sendCommand(), such as createClient() from "redis"')
-  }
+  assertRedisClient(client, 'redisRateLimitStore')
   const basePrefix = prefixOption(options, 'schools-resources:rate-limit:')
   const timeoutMs = timeoutOption(options)
 

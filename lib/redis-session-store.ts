@@ -1,5 +1,5 @@
 import type { SessionStore } from '@fastify/session'
-import { prefixOption, sendBounded, timeoutOption, type RedisCommandClient, type RedisStoreOptions } from './redis-client.js'
+import { assertRedisClient, prefixOption, sendBounded, timeoutOption, type RedisCommandClient, type RedisStoreOptions } from './redis-client.js'
 
 export interface RedisSessionStoreOptions extends RedisStoreOptions {
   /**
@@ -28,9 +28,7 @@ export class RedisSessionStore implements SessionStore {
   readonly #ttlMs: number
 
   constructor (client: RedisCommandClient, options: RedisSessionStoreOptions = {}) {
-    if (client === null || typeof client !== 'object' || typeof client.sendCommand !== 'function') {
-      throw new TypeError('RedisSessionStore needs a Redis client with sendCommand(), such as createClient() from "redis"')
-    }
+    assertRedisClient(client, 'RedisSessionStore')
     this.#client = client
     this.#prefix = prefixOption(options, 'schools-resources:sess:')
     this.#timeoutMs = timeoutOption(options)
