@@ -1,5 +1,6 @@
 import csrfProtection from '@fastify/csrf-protection'
 import type { FastifyInstance, FastifyReply, preHandlerHookHandler } from 'fastify'
+import { hasLiveSession } from './member.js'
 
 export const CSRF_FIELD = '_csrf'
 export const CSRF_ERROR_CODES: ReadonlySet<string> = new Set(['FST_CSRF_MISSING_SECRET', 'FST_CSRF_INVALID_TOKEN'])
@@ -17,6 +18,5 @@ export async function registerCsrf (section: FastifyInstance): Promise<preHandle
 
 /** A fresh token for a form, or undefined where the request has no usable session. */
 export function csrfTokenFor (reply: FastifyReply): string | undefined {
-  const session = reply.request.session as object | null
-  return session !== null && typeof (session as { get?: unknown }).get === 'function' ? reply.generateCsrf() : undefined
+  return hasLiveSession(reply.request) ? reply.generateCsrf() : undefined
 }

@@ -24,12 +24,19 @@ export function isMember (value: unknown): value is Member {
     typeof (value as Member).name === 'string'
 }
 
+/**
+ * Whether the request carries a real session: the session plugin leaves a plain object (no get()) on
+ * paths outside its cookie path, and the plugin releases untouched anonymous sessions (null).
+ */
+export function hasLiveSession (request: FastifyRequest): boolean {
+  const session = request.session as { get?: unknown } | null | undefined
+  return typeof session?.get === 'function'
+}
+
 /** The member stored under `sessionKey`, or undefined; anything malformed counts as signed out. */
 export function sessionMember (sessionKey: string): MemberLookup {
   return function memberFromSession (request) {
-    // The session plugin leaves a plain object (no get()) on paths outside its cookie path.
-    const session = request.session as { get?: (key: string) => unknown } | null | undefined
-    const value = typeof session?.get === 'function' ? session.get(sessionKey) : undefined
+    const value = hasLiveSession(request) ? request.session.get(sessionKey as 'member') : undefined
     return isMember(value) ? value : undefined
   }
 }

@@ -91,7 +91,9 @@ export function signInRoutes (fastify: FastifyInstance, deps: SignInDeps): void 
     const body = fields(request.body)
     // The form posts BackURL in its body; a hand-made link may carry it in the query instead.
     const backUrl = body.BackURL ?? fields(request.query).BackURL
-    const formBackUrl = returnAddress(request, backUrl)
+    // Checked once: the absolute URL to return to, and the value as given for the form if it comes back.
+    const returnTo = safeBackUrl(backUrl, siteOrigin(request, baseUrl))
+    const formBackUrl = returnTo === undefined ? undefined : backUrl as string
     const email = typeof body.email === 'string' ? body.email.trim() : ''
     const password = typeof body.password === 'string' ? body.password : ''
 
@@ -121,7 +123,6 @@ export function signInRoutes (fastify: FastifyInstance, deps: SignInDeps): void 
     ;(request.session as unknown as LiveSession).set(sessionKey, stored)
 
     reply.header('cache-control', 'no-store')
-    const returnTo = formBackUrl === undefined ? undefined : safeBackUrl(formBackUrl, siteOrigin(request, baseUrl))
     return reply.redirectOnce(returnTo ?? paths.index, 303)
   })
 
