@@ -6,11 +6,15 @@
 /** Upper bound for a return address (Django uses the same): longer values fall back. */
 export const MAX_BACK_URL_LENGTH = 2048
 
+const PLAIN_PATH = /^[\w.\-/]*$/
+
 /**
  * PHP's `urlencode`: only `A-Z a-z 0-9 _ . -` stay literal, space becomes `+`, every other UTF-8 byte
  * is `%XX` in upper case. encodeURIComponent does all but `! ' ( ) * ~` and the space.
  */
 export function phpUrlencode (value: string): string {
+  // The usual request path (letters, digits, `_ . -` and slashes): only the slashes change.
+  if (PLAIN_PATH.test(value)) return value.replaceAll('/', '%2F')
   return encodeURIComponent(value.toWellFormed())
     .replace(/[!'()*~]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
     .replace(/%20/g, '+')

@@ -20,7 +20,7 @@ const FORM = 'application/x-www-form-urlencoded'
 /** Wires the pieces together; each lives in its own module. */
 const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = async function (fastify, options) {
   const opts = resolveOptions(options)
-  await fastify.register(redirectOnce, { baseUrl: opts.baseUrl })
+  await fastify.register(redirectOnce, { baseUrl: opts.baseUrl, conflictLog: opts.conflictLog })
   registerWithFastPath(fastify, opts)
 
   // Store failures (Redis down or slow) on our routes become a clear 503, in a context of its own around
@@ -70,6 +70,7 @@ export { CachedSigner } from './cached-signer.js'
 export type { CachedSignerOptions } from './cached-signer.js'
 export type { AnonymousFastPathOptions } from './anonymous-fast-path.js'
 export type { RedirectOnceOptions } from './redirect-once.js'
+export type { ConflictLogOption } from './conflict-log.js'
 export { REDIRECT_STATUS_CODES } from './redirect-once.js'
 export type { FastifySchoolsResourcesOptions, Credentials } from './options.js'
 export { InMemoryCatalog, isSlug } from './catalog.js'

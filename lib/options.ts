@@ -8,6 +8,7 @@ import { resolveStylesheet, type ResolvedStylesheet } from './assets.js'
 import { MemoryAttemptStore } from './attempt-store.js'
 import type { LockoutOptions, LockoutSettings } from './lockout.js'
 import type { LoginRateLimitOptions } from './login-rate-limit.js'
+import { parseConflictLog, type ConflictLogOption } from './conflict-log.js'
 
 export interface Credentials {
   email: string
@@ -45,6 +46,11 @@ export interface FastifySchoolsResourcesOptions {
   loginRateLimit?: LoginRateLimitOptions | false
   /** helmet options for the plugin's own routes (default: a strict CSP for these pages); false turns it off. */
   helmet?: HelmetOptions | false
+  /**
+   * How refused redirects (the redirect-conflict warning) are logged: `'each'` (default), a summary per
+   * interval (`{ summaryIntervalMs }`), or `false`. The `UserWarning` is raised for every one regardless.
+   */
+  conflictLog?: ConflictLogOption
 }
 
 export interface ResolvedOptions {
@@ -63,13 +69,14 @@ export interface ResolvedOptions {
   lockout: LockoutSettings | false
   loginRateLimit: (LoginRateLimitOptions & { max: number }) | false
   helmet: HelmetOptions | false
+  conflictLog: ConflictLogOption
 }
 
 // Fastify passes these through to every plugin; they are not ours to judge.
 const FASTIFY_KEYS = new Set(['logLevel', 'logSerializers'])
 const KNOWN_KEYS = new Set<string>([
   'catalog', 'authenticate', 'signIn', 'prefix', 'baseUrl', 'loginPath', 'logoutPath',
-  'sessionKey', 'getMember', 'views', 'siteName', 'stylesheet', 'lockout', 'loginRateLimit', 'helmet'
+  'sessionKey', 'getMember', 'views', 'siteName', 'stylesheet', 'lockout', 'loginRateLimit', 'helmet', 'conflictLog'
 ])
 const VIEW_KEYS = new Set(['layout', 'index', 'category', 'login', 'notFound'])
 
@@ -197,7 +204,8 @@ export function resolveOptions (raw: object): ResolvedOptions {
     stylesheet: resolveStylesheet(opts.stylesheet, prefix),
     lockout: resolveLockout(opts),
     loginRateLimit: resolveLoginRateLimit(opts),
-    helmet: optionalObject(opts, 'helmet')
+    helmet: optionalObject(opts, 'helmet'),
+    conflictLog: parseConflictLog(opts.conflictLog)
   }
   if (resolved.prefix === '/') fail('prefix', 'must not be the site root')
   return resolved

@@ -6,6 +6,7 @@ import { FST_SR_INVALID_REDIRECT_CODE, FST_SR_INVALID_REDIRECT_URL, REDIRECT_CON
 import { requestOrigin } from './site-origin.js'
 import { emitProcessWarning } from './process-warning.js'
 import { parseBaseUrl } from './options.js'
+import { conflictLog, parseConflictLog, type ConflictLog, type ConflictLogOption } from './conflict-log.js'
 
 declare module 'fastify' {
   interface FastifyReply {
@@ -21,6 +22,8 @@ declare module 'fastify' {
 export interface RedirectOnceOptions {
   /** Origin used to decide whether two targets are the same URL (default: the request's own origin). */
   baseUrl?: string
+  /** How refused redirects are logged (default `'each'`); the warning is raised for every one regardless. */
+  conflictLog?: ConflictLogOption
 }
 
 export const REDIRECT_STATUS_CODES: ReadonlySet<number> = new Set([300, 301, 302, 303, 307, 308])
@@ -43,16 +46,38 @@ function assertRedirectable (url: unknown, code: unknown): asserts url is string
   }
 }
 
-function sameTarget (a: string, b: string, base: string): boolean {
-  if (a === b) return true
+// The same few targets come back on every request (the index, the login URL of a popular page), and
+// parsing them was the guard's largest own cost, so recent results are kept. Bounded in entries and in
+// length, so that odd paths sent by a crawler cannot make it large.
+const MAX_RESOLVED_ENTRIES = 500
+const MAX_RESOLVED_LENGTH = 512
+const resolvedTargets = new Map<string, string | null>()
+
+/** `url` resolved against `base`, or null when it is not a URL. */
+function resolveTarget (url: string, base: string): string | null {
+  // A base is an origin, without spaces: the first space ends it.
+  const key = `${base} ${url}`
+  let href = resolvedTargets.get(key)
+  if (href !== undefined) return href
   try {
-    return new URL(a, base).href === new URL(b, base).href
+    href = new URL(url, base).href
   } catch {
-    return false
+    href = null
   }
+  if (url.length <= MAX_RESOLVED_LENGTH) {
+    if (resolvedTargets.size >= MAX_RESOLVED_ENTRIES) resolvedTargets.clear()
+    resolvedTargets.set(key, href)
+  }
+  return href
 }
 
-function redirectOnce (reply: GuardedReply, url: string, code: number, baseUrl: string | undefined): FastifyReply | undefined {
+function sameTarget (a: string, b: string, base: string): boolean {
+  if (a === b) return true
+  const href = resolveTarget(a, base)
+  return href !== null && href === resolveTarget(b, base)
+}
+
+function redirectOnce (reply: GuardedReply, url: string, code: number, baseUrl: string | undefined, log: ConflictLog): FastifyReply | undefined {
   assertRedirectable(url, code)
   // Our own record first: after a send, Fastify lets later reply.redirect() calls rewrite the header.
   const redirectedTo = reply[kRedirectedTo]
@@ -62,7 +87,7 @@ function redirectOnce (reply: GuardedReply, url: string, code: number, baseUrl: 
     if (!sameTarget(existing, url, baseUrl ?? requestOrigin(reply.request))) {
       const message = `Already directed to ${existing}; now trying to direct to ${url}`
       emitProcessWarning(message, 'UserWarning', REDIRECT_CONFLICT_WARNING)
-      reply.log.warn({ existingLocation: existing, refusedLocation: url, code: REDIRECT_CONFLICT_WARNING }, message)
+      log.record(reply, existing, url, message)
       return undefined
     }
     if (redirectedTo !== null || reply.sent || reply.raw.headersSent) return reply
@@ -75,9 +100,14 @@ const redirectOncePlugin: FastifyPluginAsync<RedirectOnceOptions> = async (fasti
   // Registering twice (the host and the section plugin both do) keeps the first decorator.
   if (fastify.hasReplyDecorator('redirectOnce')) return
   const baseUrl = parseBaseUrl(opts.baseUrl)
+  const log = conflictLog(parseConflictLog(opts.conflictLog), fastify.log)
+  fastify.addHook('onClose', function redirectConflictLogClose (_instance, done) {
+    log.close()
+    done()
+  })
   fastify.decorateReply(kRedirectedTo, null)
   fastify.decorateReply('redirectOnce', function (this: FastifyReply, url: string, code = 302) {
-    return redirectOnce(this as GuardedReply, url, code, baseUrl)
+    return redirectOnce(this as GuardedReply, url, code, baseUrl, log)
   })
 }
 

@@ -1,4 +1,5 @@
 import t from 'tap'
+import fc from 'fast-check'
 import { phpUrlencode, loginRedirectUrl, safeBackUrl, MAX_BACK_URL_LENGTH } from '../lib/index.js'
 
 t.test('phpUrlencode matches PHP urlencode', async (t) => {
@@ -16,6 +17,19 @@ t.test('phpUrlencode matches PHP urlencode', async (t) => {
   ]
   for (const [input, expected] of vectors) t.equal(phpUrlencode(input), expected, JSON.stringify(input))
   t.equal(phpUrlencode('\ud800x'), '%EF%BF%BDx', 'a lone surrogate becomes U+FFFD instead of throwing')
+})
+
+t.test('phpUrlencode: the shortcut for plain paths gives the same bytes as the full encoding', async (t) => {
+  // The full encoding, written independently: every UTF-8 byte outside A-Z a-z 0-9 _ . - as %XX, space as +.
+  const reference = (value: string) => [...Buffer.from(value.toWellFormed(), 'utf8')].map((byte) => {
+    const c = String.fromCharCode(byte)
+    if (/[A-Za-z0-9_.-]/.test(c)) return c
+    return byte === 0x20 ? '+' : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`
+  }).join('')
+  const plain = fc.stringMatching(/^[\w.\-/]{0,60}$/)
+  const mixed = fc.string({ unit: fc.constantFrom('/', 'a', 'Z', '0', '_', '.', '-', ' ', '~', '%', '+', 'é', '?', '\\', '\ud800') })
+  fc.assert(fc.property(fc.oneof(plain, mixed, fc.string({ unit: 'binary' })), (value) => phpUrlencode(value) === reference(value)), { numRuns: 500 })
+  t.pass('500 strings: plain paths, mixed ones and any UTF-16')
 })
 
 t.test('BackURL decodes back to exactly the path it was built from', async (t) => {

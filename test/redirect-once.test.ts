@@ -248,3 +248,30 @@ t.test('a wrong baseUrl fails at startup and names the option', async (t) => {
     await t.rejects(async () => { await app.ready() }, { code: 'FST_SR_INVALID_OPTION', message: /"baseUrl"/ }, String(baseUrl))
   }
 })
+
+t.test('targets are compared the same way however many there are and however long (the resolved-target cache)', async (t) => {
+  const app = Fastify()
+  await app.register(redirectOnce, { baseUrl: 'https://www.example.org' })
+  app.get('/go', async (request, reply) => {
+    const { first, then } = request.query as { first: string, then: string }
+    reply.redirectOnce(first)
+    reply.redirectOnce(then)
+    return reply
+  })
+  t.teardown(() => app.close())
+  const long = `/${'x'.repeat(600)}`
+  // More distinct targets than the cache keeps, so that it is emptied along the way.
+  const cases: Array<[string, string, boolean]> = []
+  for (let i = 0; i < 700; i++) cases.push([`/p/${i}`, `https://www.example.org/p/${i}`, true], [`/p/${i}`, `/q/${i}`, false])
+  cases.push([long, `https://www.example.org${long}`, true], [long, `${long}y`, false], [`${long}/../a`, '/a', true], ['/a', 'http://[bad', false])
+  let failures = 0
+  const warnings = await conflictWarnings(async () => {
+    for (const [first, then] of cases) {
+      const res = await app.inject({ url: '/go', query: { first, then } })
+      if (res.headers.location !== first) failures++
+    }
+  })
+  t.equal(failures, 0, 'the first Location always stays')
+  const expected = cases.filter(([, , same]) => !same).map(([first, then]) => `Already directed to ${first}; now trying to direct to ${then}`)
+  t.same(warnings.map((w) => w.message), expected, 'a warning exactly for the targets that differ')
+})
