@@ -48,15 +48,19 @@ t.test('the example app: the whole journey with the demo member', async (t) => {
   t.equal(home.headers.location, '/schools/resources/')
 })
 
-t.test('the example server: env settings, warnings on stderr, clean shutdown', async (t) => {
+t.test('the example server as npm start runs it: env settings, the first redirect conflict logged in full and the rest counted, clean shutdown', async (t) => {
   const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', HOST: '127.0.0.1', BASE_URL: 'https://school.test', LOG_LEVEL: 'info' }
   delete env.SESSION_SECRET
   delete env.REDIS_URL // the in-memory default; test/redis/example-server.test.ts runs it with Redis
-  const { child, address, stderr } = await startExampleServer(env)
+  const { child, address, stderr, stdout } = await startExampleServer(env)
   t.teardown(() => { child.kill('SIGKILL') })
-  const res = await fetch(`${address}/schools/resources/resources/science/`, { redirect: 'manual' })
-  t.equal(res.status, 302)
-  t.equal(res.headers.get('location'), 'https://school.test/Security/login?BackURL=%2Fschools%2Fresources%2Fresources%2Fscience%2F')
+  const science = '/schools/resources/resources/science/'
+  const conflict = (path: string) => `Already directed to https://school.test/Security/login?BackURL=${encodeURIComponent(path)}; now trying to direct to /schools/resources/`
+  for (const path of [science, science, '/schools/resources/resources/maths/']) {
+    const res = await fetch(`${address}${path}`, { redirect: 'manual' })
+    t.equal(res.status, 302)
+    t.equal(res.headers.get('location'), `https://school.test/Security/login?BackURL=${encodeURIComponent(path)}`)
+  }
   const index = await fetch(`${address}/schools/resources/`)
   t.equal(index.status, 200)
   t.match(await index.text(), 'Riverside School')
@@ -64,5 +68,16 @@ t.test('the example server: env settings, warnings on stderr, clean shutdown', a
   const [code] = await once(child, 'exit')
   t.equal(code, 0, 'SIGTERM closes the server cleanly')
   t.match(stderr(), /\[EXAMPLE_NO_SESSION_SECRET\] UserWarning: SESSION_SECRET is not set/)
-  t.match(stderr(), '[FST_SR_REDIRECT_CONFLICT] UserWarning: Already directed to https://school.test/Security/login?BackURL=%2Fschools%2Fresources%2Fresources%2Fscience%2F; now trying to direct to /schools/resources/')
+  t.notMatch(stderr(), 'FST_SR_REDIRECT_CONFLICT', 'Node does not print the redirect-conflict warnings (--disable-warning in npm start)')
+
+  const logs = stdout().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l))
+  const conflicts = logs.filter((l) => l.code === 'FST_SR_REDIRECT_CONFLICT')
+  t.equal(conflicts.length, 2, 'the first conflict, then one summary written at shutdown')
+  t.equal(conflicts[0].level, 40)
+  t.equal(conflicts[0].msg, conflict(science), 'the first in full, with the warning\'s exact text')
+  t.type(conflicts[0].reqId, 'string')
+  t.equal(conflicts[1].level, 40)
+  t.equal(conflicts[1].count, 2, 'the two after it are counted')
+  t.match(conflicts[1].msg, `2 more redirect conflicts in the last `)
+  t.match(conflicts[1].msg, `; the latest: ${conflict('/schools/resources/resources/maths/')}`)
 })

@@ -1,8 +1,22 @@
 import { spawn, type ChildProcessByStdio } from 'node:child_process'
+import { readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import type { Readable } from 'node:stream'
 
 export const EXAMPLE_SERVER = resolve(__dirname, '../../dist/examples/server.js')
+
+/**
+ * Node's flags from package.json's `start` script (`... && node <flags> dist/examples/server.js`), so that
+ * the tests run the server the way `npm start` does.
+ */
+export const EXAMPLE_NODE_FLAGS: string[] = (() => {
+  const start: string = JSON.parse(readFileSync(resolve(__dirname, '../../package.json'), 'utf8')).scripts.start
+  const command = start.split('&&').pop()!.trim().split(/\s+/)
+  if (command[0] !== 'node' || command[command.length - 1] !== 'dist/examples/server.js') {
+    throw new Error(`package.json "start" no longer ends with "node ... dist/examples/server.js": ${start}`)
+  }
+  return command.slice(1, -1)
+})()
 
 export interface ExampleServer {
   child: ChildProcessByStdio<null, Readable, Readable>
@@ -10,11 +24,13 @@ export interface ExampleServer {
   address: string
   /** Everything the server wrote to stderr so far (Node's warnings go there). */
   stderr: () => string
+  /** Everything the server wrote to stdout so far (its pino log). */
+  stdout: () => string
 }
 
 /** The built example server (`npm start`) in a child process with `env`; resolves once it listens. */
 export async function startExampleServer (env: NodeJS.ProcessEnv): Promise<ExampleServer> {
-  const child = spawn(process.execPath, [EXAMPLE_SERVER], { env, stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(process.execPath, [...EXAMPLE_NODE_FLAGS, EXAMPLE_SERVER], { env, stdio: ['ignore', 'pipe', 'pipe'] })
   let stdout = ''
   let stderr = ''
   child.stderr.on('data', (d) => { stderr += d })
@@ -26,5 +42,5 @@ export async function startExampleServer (env: NodeJS.ProcessEnv): Promise<Examp
     })
     child.on('exit', (code) => reject(new Error(`example server exited with ${code}: ${stderr}`)))
   })
-  return { child, address, stderr: () => stderr }
+  return { child, address, stderr: () => stderr, stdout: () => stdout }
 }

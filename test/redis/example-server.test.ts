@@ -1,9 +1,9 @@
 import t, { type Test } from 'tap'
 import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
-import { resolve } from 'node:path'
 import { requireRedis, connectedClient, freePort, listKeys, ThrowawayRedis, uniquePrefix } from '../helpers/redis.js'
 import { formToken } from '../helpers/app.js'
+import { EXAMPLE_NODE_FLAGS, EXAMPLE_SERVER } from '../helpers/example-server.js'
 
 // The example server (dist/examples/server.js) with REDIS_URL: refusing to start without Redis, waiting
 // for it, and shutting down gracefully on SIGTERM. Each test has its own throwaway redis-server.
@@ -20,7 +20,7 @@ interface Server {
 
 function startServer (t: Test, env: Record<string, string>): Server {
   const full: NodeJS.ProcessEnv = { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', SESSION_SECRET: 's'.repeat(40), ...env }
-  const child = spawn(process.execPath, [resolve(__dirname, '../../dist/examples/server.js')], { env: full, stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(process.execPath, [...EXAMPLE_NODE_FLAGS, EXAMPLE_SERVER], { env: full, stdio: ['ignore', 'pipe', 'pipe'] })
   t.teardown(() => { child.kill('SIGKILL') })
   let output = ''
   const listeners = new Set<() => void>()
