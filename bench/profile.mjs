@@ -13,7 +13,9 @@ const [name = 'ours', scenario = 'anonymous', seconds = '5'] = process.argv.slic
 const dir = join(here, 'profiles', `${name}-${scenario}-${Date.now()}`)
 mkdirSync(dir, { recursive: true })
 const port = 4900
-const child = spawn('taskset', ['-c', '0', process.execPath, '--cpu-prof', `--cpu-prof-dir=${dir}`, join(here, 'servers', `${name}.mjs`)], {
+// Our server with Node's flags from `npm start`, as the bench runs it.
+const startFlags = name === 'ours' ? JSON.parse(readFileSync(join(here, '..', 'package.json'), 'utf8')).scripts.start.split('&&').pop().trim().split(/\s+/).slice(1, -1) : []
+const child = spawn('taskset', ['-c', '0', process.execPath, ...startFlags, '--cpu-prof', `--cpu-prof-dir=${dir}`, join(here, 'servers', `${name}.mjs`)], {
   stdio: ['ignore', 'ignore', 'ignore', 'ipc'],
   env: { ...process.env, PORT: String(port), LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' }
 })

@@ -15,10 +15,11 @@ const app = await buildApp({
   sessionStore: new fastifySession.MemoryStore(sessions),
   // The login probe signs in continuously from one address to measure the password hash; the
   // per-address sign-in limit (50 per 15 minutes) would refuse it, so it is off here.
-  sectionOptions: { loginRateLimit: false },
+  // OURS_CONFLICT_LOG=each: the plugin's default conflict log instead of the example's summary.
+  sectionOptions: { loginRateLimit: false, ...(process.env.OURS_CONFLICT_LOG === 'each' ? { conflictLog: 'each' } : {}) },
   logger: { level: process.env.LOG_LEVEL ?? 'info' }
 })
-// Counts the redirect-conflict warnings raised (also under --no-warnings, which only stops the printing).
+// Counts the redirect-conflict warnings raised (also under --disable-warning, which only stops the printing).
 let warnings = 0
 process.on('warning', (w) => { if (w.code === 'FST_SR_REDIRECT_CONFLICT') warnings++ })
 const eld = monitorEventLoopDelay({ resolution: 1 })
@@ -29,4 +30,7 @@ answerStats(() => {
   eld.reset()
   return stats
 })
+// SIGTERM closes the app first, as the example server does, so that the last conflict summary is written.
+process.removeAllListeners('SIGTERM')
+process.once('SIGTERM', () => { app.close().then(() => process.exit(0), () => process.exit(1)) })
 ready(await app.listen({ port, host }))
