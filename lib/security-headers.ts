@@ -1,5 +1,6 @@
 import helmet, { type HelmetOptions } from 'helmet'
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { IncomingMessage, ServerResponse } from 'node:http'
 
 /**
  * The pages need nothing but their own stylesheet and forms that post to this site, so the policy
@@ -20,13 +21,52 @@ export const CONTENT_SECURITY_POLICY = {
 
 /**
  * Security headers on the plugin's own routes only; a host that registered @fastify/helmet keeps its own.
- * helmet's middleware is built once here: @fastify/helmet builds it again for every request, and its
- * directive parsing was a visible share of a signed-in page's CPU time.
+ * helmet's middleware is built once here (@fastify/helmet builds it again for every request). When
+ * no option is a function (a CSP nonce, say), its headers are the same for every request, so they are
+ * worked out once and copied onto each reply: running its dozen middlewares against the raw response
+ * was a visible share of a member's page view.
  */
-export async function registerSecurityHeaders (section: FastifyInstance, options: HelmetOptions | false): Promise<void> {
-  if (options === false || section.hasReplyDecorator('helmet')) return
-  const setHeaders = helmet({ contentSecurityPolicy: CONTENT_SECURITY_POLICY, ...options })
+export async function registerSecurityHeaders (section: FastifyInstance, options: HelmetOptions | false): Promise<SecurityHeaders> {
+  if (options === false) return { owner: 'none' }
+  if (section.hasReplyDecorator('helmet')) return { owner: 'host' }
+  const settings: HelmetOptions = { contentSecurityPolicy: CONTENT_SECURITY_POLICY, ...options }
+  const setHeaders = helmet(settings)
+  const fixed = hasFunction(settings) ? undefined : fixedHeaders(setHeaders)
+  // helmet's middlewares only ever call next() without an error (bad options throw when it is built).
+  const apply: ApplySecurityHeaders = fixed === undefined
+    ? (request, reply) => { setHeaders(request.raw, reply.raw, () => {}) }
+    : (_request, reply) => {
+        reply.headers(fixed.set)
+        for (const name of fixed.removed) reply.raw.removeHeader(name)
+      }
   section.addHook('onRequest', function securityHeaders (request, reply, done) {
-    setHeaders(request.raw, reply.raw, (err) => done(err as Error | undefined))
+    apply(request, reply)
+    done()
   })
+  return { owner: 'plugin', apply }
 }
+
+function hasFunction (value: unknown): boolean {
+  if (typeof value === 'function') return true
+  if (value === null || typeof value !== 'object') return false
+  return Object.values(value).some(hasFunction)
+}
+
+/** What helmet's middleware does to a response, recorded once: the headers it sets and those it removes. */
+function fixedHeaders (setHeaders: ReturnType<typeof helmet>): { set: Record<string, string>, removed: string[] } {
+  const set: Record<string, string> = {}
+  const removed: string[] = []
+  const recorder = {
+    setHeader (name: string, value: string) { set[name.toLowerCase()] = value },
+    removeHeader (name: string) { removed.push(name) }
+  }
+  // Synchronous, and it only ever calls next() without an error (bad options throw when it is built).
+  setHeaders({} as IncomingMessage, recorder as unknown as ServerResponse, () => {})
+  return { set: Object.freeze(set), removed }
+}
+
+/** Who sets the pages' security headers: the plugin (with `apply`), the host's @fastify/helmet, or nobody (helmet: false). */
+export type SecurityHeaders = { owner: 'plugin', apply: ApplySecurityHeaders } | { owner: 'host' | 'none' }
+
+/** Sets the headers on the reply. */
+export type ApplySecurityHeaders = (request: FastifyRequest, reply: FastifyReply) => void

@@ -3,7 +3,8 @@ import Fastify from 'fastify'
 import fastifyCookie from '@fastify/cookie'
 import fastifySession from '@fastify/session'
 import helmet from '@fastify/helmet'
-import schoolsResources, { InMemoryCatalog } from '../lib/index.js'
+import helmetMiddleware from 'helmet'
+import schoolsResources, { CONTENT_SECURITY_POLICY, InMemoryCatalog } from '../lib/index.js'
 import { SECRET, buildTestApp, signIn, teacherOnly } from './helpers/app.js'
 
 const CSP = "default-src 'none';style-src 'self';img-src 'self' data:;font-src 'self';form-action 'self';frame-ancestors 'none';base-uri 'none'"
@@ -49,4 +50,37 @@ t.test('helmet options: false turns them off; a host-registered helmet wins', as
   t.match((await app.inject('/schools/resources/')).headers['content-security-policy'], /style-src 'self' https:\/\/cdn\.example\.org/)
 
   await t.rejects(buildTestApp({ plugin: { helmet: 'strict' as never } }), { code: 'FST_SR_INVALID_OPTION', message: /"helmet"/ })
+})
+
+t.test('fixed options: the headers are exactly the ones helmet\'s middleware sets on a response', async (t) => {
+  const { app } = await buildTestApp({ plugin: { helmet: { crossOriginEmbedderPolicy: true, hsts: { maxAge: 600 } } } })
+  t.teardown(() => app.close())
+  // helmet's own middleware on a real response, with the same options as the section uses.
+  const direct = Fastify()
+  t.teardown(() => direct.close())
+  const run = helmetMiddleware({ contentSecurityPolicy: { ...CONTENT_SECURITY_POLICY, directives: { ...CONTENT_SECURITY_POLICY.directives, styleSrc: ["'self'"] } }, crossOriginEmbedderPolicy: true, hsts: { maxAge: 600 } })
+  direct.get('/', (request, reply) => {
+    reply.raw.setHeader('X-Powered-By', 'something')
+    run(request.raw, reply.raw, () => { reply.send('') })
+  })
+  const expected = (await direct.inject('/')).headers
+  const ours = (await app.inject('/schools/resources/')).headers
+  const pick = (headers: Record<string, unknown>) => Object.fromEntries(Object.entries(headers).filter(([name]) => name in expected && !['content-type', 'content-length', 'date', 'connection'].includes(name)))
+  t.same(pick(ours), pick(expected))
+  t.equal(expected['x-powered-by'], undefined, 'helmet removes X-Powered-By')
+  t.equal(ours['x-powered-by'], undefined)
+  t.equal(ours['cross-origin-embedder-policy'], 'require-corp')
+  t.equal(ours['strict-transport-security'], 'max-age=600; includeSubDomains')
+})
+
+t.test('an option that is a function (a CSP nonce) is run for every request', async (t) => {
+  let n = 0
+  const { app } = await buildTestApp({
+    plugin: { helmet: { contentSecurityPolicy: { directives: { defaultSrc: ["'none'"], scriptSrc: [() => `'nonce-${++n}'`] } } } }
+  })
+  t.teardown(() => app.close())
+  const first = (await app.inject('/schools/resources/')).headers['content-security-policy']
+  const second = (await app.inject('/schools/resources/')).headers['content-security-policy']
+  t.match(first, "script-src 'nonce-1'")
+  t.match(second, "script-src 'nonce-2'")
 })
