@@ -4,6 +4,9 @@ import type { Member } from './member.js'
 import { csrfTokenFor } from './csrf.js'
 import type { ResolvedOptions } from './options.js'
 import { defaultViews, type Page, type PageContext, type Views } from './views.js'
+import type { CategoryWithResources } from './catalog.js'
+import { applyFilter, type ResourceFilter } from './filters.js'
+import { CategoryPageCache } from './page-cache.js'
 
 export type SectionPaths = PageContext['paths']
 
@@ -30,11 +33,16 @@ export function wantsJson (request: FastifyRequest): boolean {
 export class PageRenderer {
   readonly #views: Views
   readonly #base: Omit<PageContext, 'member'>
+  readonly #categoryPages: CategoryPageCache | undefined
 
   constructor (views: Views, opts: Pick<ResolvedOptions, 'siteName' | 'signIn' | 'stylesheet'>, paths: SectionPaths) {
     this.#views = views
     this.#base = { siteName: opts.siteName, signIn: opts.signIn, paths }
     if (opts.stylesheet.href !== undefined) this.#base.stylesheet = opts.stylesheet.href
+    // Only the plugin's own views are cached (see page-cache.ts); a host's are rendered every time.
+    if (views.layout === defaultViews.layout && views.category === defaultViews.category) {
+      this.#categoryPages = new CategoryPageCache((data, ctx) => String(views.layout(views.category(data, ctx), ctx)))
+    }
   }
 
   get views (): Views {
@@ -43,14 +51,28 @@ export class PageRenderer {
 
   /** The context for one page; members get a CSRF token for the logout form when the plugin owns sign-in. */
   context (member: Member | undefined, reply: FastifyReply): PageContext {
-    const csrfToken = member !== undefined && this.#base.signIn ? csrfTokenFor(reply) : undefined
-    return { ...this.#base, member, csrfToken }
+    return { ...this.#base, member, csrfToken: this.csrfToken(member, reply) }
+  }
+
+  /** The logout form's CSRF token for a member's page, when the plugin owns sign-in. */
+  csrfToken (member: Member | undefined, reply: FastifyReply): string | undefined {
+    return member !== undefined && this.#base.signIn ? csrfTokenFor(reply) : undefined
   }
 
   /** Sends `page` wrapped in the layout as an HTML document. */
   send (reply: FastifyReply, page: Page, ctx: PageContext): FastifyReply {
-    return reply
-      .type('text/html; charset=utf-8')
-      .send(String(this.#views.layout(page, ctx)))
+    return sendHtml(reply, String(this.#views.layout(page, ctx)))
   }
+
+  /** Sends `member` the page of `category` with `filter` applied, and `csrfToken` in its logout form. */
+  sendCategory (reply: FastifyReply, category: CategoryWithResources, filter: ResourceFilter, member: Member, csrfToken: string | undefined): FastifyReply {
+    const ctx = { ...this.#base, member, csrfToken }
+    if (this.#categoryPages !== undefined) return sendHtml(reply, this.#categoryPages.page(category, filter, ctx))
+    const resources = applyFilter(category.resources, filter)
+    return this.send(reply, this.#views.category({ category, resources, filter }, ctx), ctx)
+  }
+}
+
+function sendHtml (reply: FastifyReply, document: string): FastifyReply {
+  return reply.type('text/html; charset=utf-8').send(document)
 }

@@ -5,6 +5,8 @@ import { releaseUntouchedSession, type MemberLookup } from './member.js'
 import { wantsJson, type PageRenderer, type SectionPaths } from './pages.js'
 import { applyFilter, resourceFilter } from './filters.js'
 
+const CATEGORY_CACHE_CONTROL = 'private, no-store'
+
 export interface SectionDeps {
   catalog: Catalog
   memberOf: MemberLookup
@@ -38,18 +40,16 @@ export function sectionRoutes (fastify: FastifyInstance, deps: SectionDeps): voi
     // The guard has redirected everyone else, so access is always granted here.
     const { member, category } = grantedAccess(request)!
     const filter = resourceFilter(category, request.query)
-    const resources = applyFilter(category.resources, filter)
-    reply.header('cache-control', 'private, no-store').header('vary', 'Accept')
+    reply.header('cache-control', CATEGORY_CACHE_CONTROL).header('vary', 'Accept')
     if (wantsJson(request)) {
       const { resources: _all, ...summary } = category
       return {
         category: summary,
-        resources,
+        resources: applyFilter(category.resources, filter),
         filter: { subject: filter.subject ?? null, year: filter.year ?? null, subjects: filter.subjects, years: filter.years }
       }
     }
-    const ctx = pages.context(member, reply)
-    return pages.send(reply, pages.views.category({ category, resources, filter }, ctx), ctx)
+    return pages.sendCategory(reply, category, filter, member, pages.csrfToken(member, reply))
   }
 
   async function notFound (request: FastifyRequest, reply: FastifyReply) {
