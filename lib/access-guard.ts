@@ -26,7 +26,7 @@ export function grantedAccess (request: FastifyRequest): GrantedAccess | undefin
 }
 
 /** `resources/<slug>/` or `resources/<slug>` → `<slug>`; anything else is not a slug. */
-function requestedSlug (request: FastifyRequest): string {
+export function requestedSlug (request: FastifyRequest): string {
   const rest = (request.params as { '*': string })['*']
   return rest.endsWith('/') ? rest.slice(0, -1) : rest
 }

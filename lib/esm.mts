@@ -21,6 +21,7 @@ export const {
   fastifySchoolsResources,
   redirectOnce,
   anonymousFastPath,
+  resourcesSession,
   CachedSigner,
   REDIRECT_STATUS_CODES,
   InMemoryCatalog,

@@ -5,7 +5,7 @@ import redirectOnce from './redirect-once.js'
 import { resolveOptions, type FastifySchoolsResourcesOptions } from './options.js'
 import { memberLookup } from './member.js'
 import { PageRenderer, resolveViews, sectionPaths } from './pages.js'
-import { sectionRoutes } from './section-routes.js'
+import { memberPageServer, sectionRoutes, type MemberPageDeps } from './section-routes.js'
 import { signInRoutes } from './sign-in-routes.js'
 import { stylesheetPolicy, stylesheetRoute } from './assets.js'
 import { registerCsrf } from './csrf.js'
@@ -21,7 +21,8 @@ const FORM = 'application/x-www-form-urlencoded'
 const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = async function (fastify, options) {
   const opts = resolveOptions(options)
   await fastify.register(redirectOnce, { baseUrl: opts.baseUrl, conflictLog: opts.conflictLog })
-  registerWithFastPath(fastify, opts)
+  // Set only when resourcesSession can read members' sessions: the section then adds its page server.
+  const memberFastPath = registerWithFastPath(fastify, opts)
 
   // Store failures (Redis down or slow) on our routes become a clear 503, in a context of its own around
   // the section, so the section's own error handler (forms) passes them on to it.
@@ -35,13 +36,16 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
   async function schoolsResourcesSection (section: FastifyInstance) {
     if (!section.hasContentTypeParser(FORM)) await section.register(formbody)
     // The default policy, plus the origin of a host stylesheet on another site; the host's helmet options still win.
-    await registerSecurityHeaders(section, opts.helmet === false ? false : { contentSecurityPolicy: stylesheetPolicy(opts.stylesheet), ...opts.helmet })
+    const securityHeaders = await registerSecurityHeaders(section, opts.helmet === false ? false : { contentSecurityPolicy: stylesheetPolicy(opts.stylesheet), ...opts.helmet })
     const memberOf = memberLookup(opts)
     const paths = sectionPaths(opts)
     const pages = new PageRenderer(resolveViews(opts.views), opts, paths)
     if (opts.stylesheet.servePath !== undefined) stylesheetRoute(section, opts.stylesheet.servePath)
     sectionRoutes(section, { catalog: opts.catalog, memberOf, pages, paths, prefix: opts.prefix, baseUrl: opts.baseUrl, loginPath: opts.loginPath })
+    let csrf: MemberPageDeps['csrf'] = 'none'
     if (opts.authenticate !== undefined && opts.signIn) {
+      const { verify: verifyCsrf, own } = await registerCsrf(section)
+      csrf = own ? 'plugin' : 'host'
       signInRoutes(section, {
         authenticate: opts.authenticate,
         memberOf,
@@ -50,10 +54,11 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
         baseUrl: opts.baseUrl,
         sessionKey: opts.sessionKey,
         lockout: opts.lockout === false ? undefined : new Lockout(opts.lockout),
-        verifyCsrf: await registerCsrf(section),
+        verifyCsrf,
         rateLimit: opts.loginRateLimit === false ? undefined : await loginRateLimit(section, opts.loginRateLimit)
       })
     }
+    if (memberFastPath !== undefined) memberFastPath.serveMember = memberPageServer({ catalog: opts.catalog, pages, securityHeaders, csrf })
   }
 }
 
@@ -66,6 +71,8 @@ export default fastifySchoolsResources
 
 export { redirectOnce }
 export { anonymousFastPath }
+export { resourcesSession } from './resources-session.js'
+export type { ResourcesSessionOptions } from './resources-session.js'
 export { CachedSigner } from './cached-signer.js'
 export type { CachedSignerOptions } from './cached-signer.js'
 export type { AnonymousFastPathOptions } from './anonymous-fast-path.js'

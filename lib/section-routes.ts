@@ -1,6 +1,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Catalog } from './catalog.js'
-import { accessGuard, grantedAccess } from './access-guard.js'
+import { accessGuard, grantedAccess, requestedSlug } from './access-guard.js'
+import { isSlug } from './catalog.js'
+import { csrfTokenForSecret } from './csrf.js'
+import type { Member } from './member.js'
+import type { SectionTarget } from './anonymous-fast-path.js'
+import type { SecurityHeaders } from './security-headers.js'
 import { releaseUntouchedSession, type MemberLookup } from './member.js'
 import { wantsJson, type PageRenderer, type SectionPaths } from './pages.js'
 import { applyFilter, resourceFilter } from './filters.js'
@@ -76,4 +81,36 @@ export function sectionRoutes (fastify: FastifyInstance, deps: SectionDeps): voi
   fastify.register(async function schoolsResourcesNotFound (scoped) {
     scoped.setNotFoundHandler(notFound)
   }, { prefix })
+}
+
+export interface MemberPageDeps {
+  catalog: Catalog
+  pages: PageRenderer
+  securityHeaders: SecurityHeaders
+  /** Whose CSRF tokens the pages carry: ours, the host's @fastify/csrf-protection, or none (signIn off). */
+  csrf: 'plugin' | 'host' | 'none'
+}
+
+/**
+ * The member fast path's category page (see resourcesSession): for a member read from the store, the
+ * same answer the guard and categoryPage give, without a Session. It declines (resolves to false,
+ * nothing sent) wherever the normal path answers differently or knows more: a slug that is not a
+ * category, JSON, a session without a CSRF secret yet (the normal path makes one and saves it).
+ * Undefined when the host's own helmet or CSRF plugin is in charge, whose work it cannot repeat.
+ */
+export function memberPageServer (deps: MemberPageDeps): SectionTarget['serveMember'] {
+  const { catalog, pages, securityHeaders, csrf } = deps
+  if (securityHeaders.owner === 'host' || csrf === 'host') return undefined
+  const apply = securityHeaders.owner === 'plugin' ? securityHeaders.apply : undefined
+  return async function serveMember (request: FastifyRequest, reply: FastifyReply, member: Member, csrfSecret: string | undefined): Promise<boolean> {
+    const slug = requestedSlug(request)
+    if (!isSlug(slug) || (csrf === 'plugin' && csrfSecret === undefined) || wantsJson(request)) return false
+    const category = await catalog.getCategory(slug)
+    if (category === undefined) return false
+    apply?.(request, reply)
+    const filter = resourceFilter(category, request.query)
+    reply.header('cache-control', CATEGORY_CACHE_CONTROL).header('vary', 'Accept')
+    pages.sendCategory(reply, category, filter, member, csrf === 'plugin' ? csrfTokenForSecret(reply, csrfSecret!) : undefined)
+    return true
+  }
 }

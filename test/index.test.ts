@@ -8,6 +8,7 @@ t.test('the public API is exactly what the README documents', async (t) => {
     default: 'function',
     redirectOnce: 'function',
     anonymousFastPath: 'function',
+    resourcesSession: 'function',
     CachedSigner: 'function',
     REDIRECT_STATUS_CODES: 'object',
     InMemoryCatalog: 'function',
