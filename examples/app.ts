@@ -1,13 +1,13 @@
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import fastifyCookie from '@fastify/cookie'
-import fastifySession, { type SessionStore } from '@fastify/session'
+import type { SessionStore } from '@fastify/session'
 import schoolsResources, {
-  anonymousFastPath,
   CachedSigner,
   InMemoryCatalog,
   RedisAttemptStore,
   RedisSessionStore,
   redisRateLimitStore,
+  resourcesSession,
   storeErrorHandler,
   type FastifySchoolsResourcesOptions,
   type RedisCommandClient
@@ -47,9 +47,10 @@ export async function buildApp (config: ExampleConfig): Promise<FastifyInstance>
   // Store failures on the host's own routes get the same clear 503 as the section's.
   app.setErrorHandler(storeErrorHandler)
   await app.register(fastifyCookie)
-  // Before the session plugin: answers anonymous category requests before a session is built for them.
-  await app.register(anonymousFastPath)
-  await app.register(fastifySession, {
+  // @fastify/session, registered by the section's resourcesSession with the same options, so that
+  // anonymous category requests and members' category pages are answered from the store, before a
+  // session is built for them (members only with rolling: false, as here).
+  await app.register(resourcesSession, {
     // The same secret, with the HMAC check of a signed-in member's cookie done once, not on every page.
     secret: new CachedSigner(config.sessionSecret),
     // In Redis each session lives as long as its cookie (maxAge), then expires there too.
