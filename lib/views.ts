@@ -97,7 +97,7 @@ ${ctx.stylesheet === undefined ? '' : html`<link rel="stylesheet" href="${ctx.st
 ${body}
 </main>
 <footer class="site-footer">
-<div class="site-footer-inner"><p><a href="${ctx.paths.index}">All resources</a> · ${ctx.siteName}</p></div>
+<div class="site-footer-inner"><p><a href="${ctx.paths.index}">All resources</a> &middot; ${ctx.siteName}</p></div>
 </footer>
 </body>
 </html>

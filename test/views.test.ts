@@ -230,3 +230,15 @@ t.test('a host can replace the 404 view, and keep its own 404 handler outside th
   const outside = await app.inject('/elsewhere')
   t.equal(outside.body, 'host 404')
 })
+
+t.test('the default pages\' own markup is ASCII (the footer\'s middle dot is &middot;)', async (t) => {
+  // A page with no other character above 127 goes out without a UTF-8 conversion of the whole document.
+  const { app } = await buildTestApp()
+  t.teardown(() => app.close())
+  const cookie = await signIn(app)
+  for (const url of ['/schools/resources/', '/schools/resources/resources/maths/', '/Security/login', '/schools/resources/nowhere']) {
+    const res = await app.inject({ url, headers: { cookie } })
+    t.match(res.body, /^[\x00-\x7f]*$/, url)
+  }
+  t.match((await app.inject('/schools/resources/')).body, '<a href="/schools/resources/">All resources</a> &middot; Schools resources')
+})
