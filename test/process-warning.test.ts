@@ -1,6 +1,7 @@
 import t from 'tap'
 import { spawnSync } from 'node:child_process'
 import { resolve } from 'node:path'
+import { inspect } from 'node:util'
 import { emitProcessWarning } from '../lib/process-warning.js'
 
 const built = resolve(__dirname, '../dist/lib/process-warning.js')
@@ -25,8 +26,24 @@ t.test('the warning event carries the same name, code and message as process.emi
     t.equal(w.code, 'TEST_CODE')
     t.equal(w.message, 'hello there')
     t.equal(String(w), 'UserWarning: hello there')
+    t.match(inspect(w), /^(\[?)UserWarning: hello there/, 'inspected as an error')
   }
-  t.equal(Error.stackTraceLimit, 10, 'the stack trace limit is restored')
+  t.equal(seen[0].stack, 'UserWarning: hello there', 'ours: the stack is its first line, no frames')
+  t.not(seen[0], seen[1])
+})
+
+t.test('every call raises a warning object of its own', async (t) => {
+  const seen: Error[] = []
+  const listener = (w: Error & { code?: string }) => { if (w.code === 'TEST_EACH') seen.push(w) }
+  process.on('warning', listener)
+  t.teardown(() => { process.off('warning', listener) })
+  emitProcessWarning('one', 'UserWarning', 'TEST_EACH')
+  emitProcessWarning('two', 'OtherWarning', 'TEST_EACH')
+  emitProcessWarning('three', 'UserWarning', 'TEST_EACH')
+  await new Promise((resolve) => setImmediate(resolve))
+  t.same(seen.map((w) => `${w.name}: ${w.message}`), ['UserWarning: one', 'OtherWarning: two', 'UserWarning: three'])
+  t.equal(new Set(seen).size, 3)
+  t.ok(seen.every((w) => w instanceof Error))
 })
 
 t.test('Node prints it exactly as it prints process.emitWarning', async (t) => {
