@@ -36,7 +36,10 @@ const EXPECTED_LOCATION = `${BASE_URL}/Security/login?BackURL=%2Fschools%2Fresou
 const EXPECTED_CONFLICT = `Already directed to ${EXPECTED_LOCATION}; now trying to direct to /schools/resources/`
 const EXPECTED_WARNING = `[FST_SR_REDIRECT_CONFLICT] UserWarning: ${EXPECTED_CONFLICT}`
 // Node's flags as `npm start` runs the example server (`... && node <flags> dist/examples/server.js`).
-const START_FLAGS = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).scripts.start.split('&&').pop().trim().split(/\s+/).slice(1, -1)
+function startFlags (packageJson) {
+  return JSON.parse(readFileSync(packageJson, 'utf8')).scripts.start.split('&&').pop().trim().split(/\s+/).slice(1, -1)
+}
+const START_FLAGS = startFlags(join(root, 'package.json'))
 const CREDENTIALS = 'email=teacher%40example.org&password=correct+horse+battery+staple'
 const CLK_TCK = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim())
 
@@ -54,10 +57,13 @@ if (flag('each-variant')) {
   // and the plugin logs every one at warn. What a line per anonymous visitor costs.
   SERVERS.push({ ...SERVERS.find((s) => s.name === 'ours'), name: 'ours-each', label: 'ours, every warning printed and logged', warningOutput: 'stderr-and-log-each', execArgv: [], env: { OURS_CONFLICT_LOG: 'each' } })
 }
-// --extra before=bench/builds/before: our example server from another build (a copy of package.json + dist/), measured in the same run.
+// --extra before=bench/builds/before: our example server from another build (a copy of package.json + dist/),
+// measured in the same run and started as that build's own `npm start` starts it.
 for (const extra of args.flatMap((a, i) => args[i - 1] === '--extra' ? [a] : [])) {
   const [name, dir] = extra.split('=')
-  SERVERS.push({ ...SERVERS.find((s) => s.name === 'ours'), name, label: `ours (${name})`, env: { OURS_DIST: dir } })
+  const flags = startFlags(join(dir, 'package.json'))
+  const warningOutput = flags.includes('--disable-warning=FST_SR_REDIRECT_CONFLICT') ? 'log-summary' : 'stderr-and-log-each'
+  SERVERS.push({ ...SERVERS.find((s) => s.name === 'ours'), name, label: `ours (${name})`, env: { OURS_DIST: dir }, execArgv: flags, warningOutput })
 }
 SERVERS.splice(0, SERVERS.length, ...SERVERS.filter((s) => ONLY === undefined || ONLY.includes(s.name)))
 const ONLY_SCENARIOS = value('scenarios', undefined)?.split(',')
@@ -623,10 +629,12 @@ function renderOnly (path) {
 function writeOutputs ({ meta, rows, records, memory, login }) {
   const md = markdown(meta, rows, memory, login)
   mkdirSync(OUT, { recursive: true })
-  const suffix = quick ? '-quick' : ''
-  writeFileSync(join(OUT, `results${suffix}.json`), JSON.stringify({ meta, rows, records, memory, login }, null, 2) + '\n')
-  writeFileSync(join(OUT, `results${suffix}.md`), md + '\n')
-  if (rows.length > 0) writeFileSync(join(OUT, `chart${suffix}.svg`), svgChart(meta, rows))
+  // --name before-after: bench/results/before-after.{md,json,svg} instead of results.*
+  const suffix = value('name', undefined) === undefined ? (quick ? '-quick' : '') : ''
+  const base = value('name', 'results')
+  writeFileSync(join(OUT, `${base}${suffix}.json`), JSON.stringify({ meta, rows, records, memory, login }, null, 2) + '\n')
+  writeFileSync(join(OUT, `${base}${suffix}.md`), md + '\n')
+  if (rows.length > 0) writeFileSync(join(OUT, `${base === 'results' ? 'chart' : `${base}-chart`}${suffix}.svg`), svgChart(meta, rows))
   if (flag('readme') && !quick) {
     const readmePath = join(root, 'README.md')
     const readme = readFileSync(readmePath, 'utf8')
