@@ -32,15 +32,25 @@ export async function registerSecurityHeaders (section: FastifyInstance, options
   const settings: HelmetOptions = { contentSecurityPolicy: CONTENT_SECURITY_POLICY, ...options }
   const setHeaders = helmet(settings)
   const fixed = hasFunction(settings) ? undefined : fixedHeaders(setHeaders)
-  // helmet's middlewares only ever call next() without an error (bad options throw when it is built).
   const apply: ApplySecurityHeaders = fixed === undefined
-    ? (request, reply) => { setHeaders(request.raw, reply.raw, () => {}) }
+    ? (request, reply) => {
+        // A CSP function that throws or returns a value helmet refuses reaches next(err), synchronously:
+        // the page must not go out without its policy, so the error is thrown to the caller.
+        let failure: unknown
+        setHeaders(request.raw, reply.raw, (err?: unknown) => { failure = err })
+        if (failure !== undefined && failure !== null) throw failure
+      }
     : (_request, reply) => {
         reply.headers(fixed.set)
         for (const name of fixed.removed) reply.raw.removeHeader(name)
       }
   section.addHook('onRequest', function securityHeaders (request, reply, done) {
-    apply(request, reply)
+    try {
+      apply(request, reply)
+    } catch (err) {
+      done(err as Error)
+      return
+    }
     done()
   })
   return { owner: 'plugin', apply }
@@ -68,5 +78,5 @@ function fixedHeaders (setHeaders: ReturnType<typeof helmet>): { set: Record<str
 /** Who sets the pages' security headers: the plugin (with `apply`), the host's @fastify/helmet, or nobody (helmet: false). */
 export type SecurityHeaders = { owner: 'plugin', apply: ApplySecurityHeaders } | { owner: 'host' | 'none' }
 
-/** Sets the headers on the reply. */
+/** Sets the headers on the reply; throws helmet's error when an option function fails. */
 export type ApplySecurityHeaders = (request: FastifyRequest, reply: FastifyReply) => void

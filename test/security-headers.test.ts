@@ -84,3 +84,23 @@ t.test('an option that is a function (a CSP nonce) is run for every request', as
   t.match(first, "script-src 'nonce-1'")
   t.match(second, "script-src 'nonce-2'")
 })
+
+t.test('a CSP function that fails: an error answer, never a page without its policy', async (t) => {
+  let value: () => string = () => "'nonce-1'"
+  const { app } = await buildTestApp({
+    plugin: { helmet: { contentSecurityPolicy: { directives: { defaultSrc: ["'none'"], scriptSrc: [() => value()] } } } }
+  })
+  t.teardown(() => app.close())
+  t.equal((await app.inject('/schools/resources/')).statusCode, 200)
+  value = () => { throw new Error('no nonce today') }
+  const thrown = await app.inject('/schools/resources/')
+  t.equal(thrown.statusCode, 500)
+  t.equal(thrown.json().message, 'no nonce today')
+  t.equal(thrown.headers['content-security-policy'], undefined)
+  // helmet refuses a value that would break out of its directive, through next(err).
+  value = () => "'nonce-x'; script-src *"
+  const refused = await app.inject('/schools/resources/')
+  t.equal(refused.statusCode, 500)
+  t.match(refused.json().message, /Content-Security-Policy received an invalid directive value/)
+  t.notMatch(refused.body, '<h1>')
+})
