@@ -80,8 +80,9 @@ export function installFastPath (fastify: FastifyInstance, cookieName: unknown, 
     }
     members(cookie, section.sessionKey)
       .then((stored) => stored !== undefined && serveMember(request, reply, stored.member, stored.csrfSecret))
-      // Whatever goes wrong here, the normal path answers as it would have without the fast path.
-      .then((answered) => { if (!answered) done() }, () => { if (!reply.sent) done() })
+      // A failing store, catalog or CSP function would fail the normal path as well: the error goes to
+      // the route's error handler now (503 for a store that is down) instead of being met a second time.
+      .then((answered) => { if (!answered) done() }, (err: Error) => { done(err) })
   })
 }
 

@@ -34,17 +34,23 @@ function expired (cookie: unknown): boolean {
 /**
  * Reads the member of a session cookie straight from the store the session plugin uses, with its signer.
  * Resolves to undefined whenever the session plugin's own path might answer differently (a cookie
- * that does not verify, no such session, an expired one, no member, a store error): the request then
- * takes the normal path and the session plugin decides, exactly as without this reader.
+ * that does not verify or was signed with an older secret, no such session, an expired one, no
+ * member): the request then takes the normal path and the session plugin decides, exactly as without
+ * this reader. A store error rejects: the session plugin would fail the request with it too, and
+ * leaving it to a second read would only make the visitor wait for the store twice.
  */
 export function storedMemberReader (signer: SessionSigner, store: SessionStore): StoredMemberReader {
   return function readStoredMember (signedCookie, sessionKey) {
     const unsigned = signer.unsign(signedCookie)
-    if (!unsigned.valid || unsigned.value === null || unsigned.value === '') return Promise.resolve(undefined)
+    // renew: signed with an older secret, which the session plugin answers in its own way (it may clear the cookie).
+    if (!unsigned.valid || unsigned.renew || unsigned.value === null || unsigned.value === '') return Promise.resolve(undefined)
     const sessionId = unsigned.value
-    return new Promise((resolve) => {
+    return new Promise((resolve, reject) => {
       const answer = (err: unknown, session: unknown) => {
-        if (err !== null && err !== undefined) return resolve(undefined)
+        if (err !== null && err !== undefined) {
+          // ENOENT: "no such session" to the session plugin, which then starts a new one.
+          return (err as { code?: unknown }).code === 'ENOENT' ? resolve(undefined) : reject(err)
+        }
         if (session === null || typeof session !== 'object') return resolve(undefined)
         const data = session as Record<string, unknown>
         if (expired(data.cookie) || !isMember(data[sessionKey])) return resolve(undefined)
@@ -53,8 +59,8 @@ export function storedMemberReader (signer: SessionSigner, store: SessionStore):
       }
       try {
         store.get(sessionId, answer)
-      } catch {
-        resolve(undefined)
+      } catch (err) {
+        reject(err)
       }
     })
   }

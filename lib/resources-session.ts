@@ -40,7 +40,9 @@ function signerFor (options: FastifySessionOptions): SessionSigner {
  *   `cookiePrefix`, and with the cookie on path `/`. Everything else, and anything unusual (see
  *   member-fast-path.ts and memberPageServer), takes the normal path.
  *
- * Requests answered by the fast path skip the onRequest and later hooks registered after this plugin.
+ * A request answered by the fast path runs none of the hooks registered after this plugin before the
+ * reply (onRequest, preParsing, preValidation, preHandler, the session plugin's own): only onSend,
+ * onResponse and error hooks, with request.session not set.
  */
 const resourcesSessionPlugin: FastifyPluginAsync<ResourcesSessionOptions> = async (fastify, options) => {
   const signer = signerFor(options)

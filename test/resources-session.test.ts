@@ -4,6 +4,7 @@ import fastifyCookie from '@fastify/cookie'
 import helmet from '@fastify/helmet'
 import csrfProtection from '@fastify/csrf-protection'
 import { Signer } from '@fastify/cookie'
+import { MemoryStore } from '@fastify/session'
 import schoolsResources, { CachedSigner, resourcesSession, type Catalog, type FastifySchoolsResourcesOptions, type ResourcesSessionOptions } from '../lib/index.js'
 import { AsyncStore } from './helpers/async-store.js'
 import { BASE_URL, CountingCatalog, SECRET, conflictWarnings, formToken, sessionCookie, signIn, signOut, teacherOnly } from './helpers/app.js'
@@ -93,6 +94,28 @@ t.test('anonymous requests are answered as by anonymousFastPath', async (t) => {
   t.equal(store.sessions.size, 0)
 })
 
+t.test('a fast-path answer runs no later hook before the reply; onSend and onResponse still run', async (t) => {
+  const seen: string[] = []
+  const { app } = await build({
+    between: async (app) => {
+      app.addHook('preParsing', async () => { seen.push('preParsing') })
+      app.addHook('preValidation', async () => { seen.push('preValidation') })
+      app.addHook('preHandler', async () => { seen.push('preHandler') })
+      app.addHook('onSend', async (request) => { seen.push(`onSend session=${String(request.session)}`) })
+      app.addHook('onResponse', async () => { seen.push('onResponse') })
+    }
+  })
+  const cookie = await memberCookie(app)
+  seen.length = 0
+  const anonymous = await app.inject(MATHS)
+  t.equal(anonymous.statusCode, 302)
+  t.same(seen, ['onSend session=null', 'onResponse'], 'anonymous')
+  seen.length = 0
+  const member = await app.inject({ url: MATHS, headers: { cookie } })
+  t.equal(member.statusCode, 200)
+  t.same(seen, ['onSend session=null', 'onResponse'], 'member')
+})
+
 t.test('whatever the fast path cannot be sure of takes the normal path, with the normal answer', async (t) => {
   const { app, store, normalPath } = await build()
   const cookie = await memberCookie(app)
@@ -155,33 +178,86 @@ t.test('stored sessions the fast path cannot read are left to the session plugin
   t.equal(normalPath(), before, 'read by the fast path')
 })
 
-t.test('a failing store or catalog: the normal path gives its usual answer', async (t) => {
+t.test('a failing store, catalog or CSP function: the usual error answer, met once', async (t) => {
   const failing = new AsyncStore()
   const { app, normalPath } = await build({ session: { store: failing } })
   const cookie = await memberCookie(app)
-  // The session plugin then fails the request in its own hook, before the host's counting hook.
-  failing.get = (_id, callback) => { setImmediate(() => callback(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }))) }
+  let reads = 0
+  failing.get = (_id, callback) => { reads++; setImmediate(() => callback(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }))) }
   const down = await app.inject({ url: MATHS, headers: { cookie } })
   t.equal(down.statusCode, 503, 'the store-error answer')
-  failing.get = () => { throw new Error('store bug') }
+  t.equal(down.headers['retry-after'], '5')
+  t.equal(reads, 1, 'the store was asked once, not again by the session plugin')
+  failing.get = () => { reads++; throw new Error('store bug') }
   const thrown = await app.inject({ url: MATHS, headers: { cookie } })
-  t.equal(thrown.statusCode, 500, 'the session plugin\'s own answer to a throwing store')
-  t.equal(normalPath(), 1, 'neither reached the host\'s hook after the session plugin: no page was served')
+  t.equal(thrown.statusCode, 500, 'what the session plugin answers a throwing store with')
+  t.equal(thrown.json().message, 'store bug')
+  t.equal(reads, 2)
+  // ENOENT is "no such session" to the session plugin: the normal path reads again and starts a new one.
+  failing.get = (_id, callback) => { reads++; setImmediate(() => callback(Object.assign(new Error('gone'), { code: 'ENOENT' }))) }
+  const gone = await app.inject({ url: MATHS, headers: { cookie } })
+  t.equal(gone.headers.location, LOGIN_FOR_MATHS)
+  t.equal(reads, 4)
+  t.equal(normalPath(), 2, 'only the first view and the ENOENT one reached the host\'s later hook')
 
   let broken = false
   const inner = new CountingCatalog()
   const catalog: Catalog = {
     listCategories: () => inner.listCategories(),
-    getCategory: async (slug) => { if (broken) throw new Error('catalog down'); return inner.getCategory(slug) }
+    getCategory: async (slug) => { inner.lookups++; if (broken) throw new Error('catalog down'); return inner.inner.getCategory(slug) }
   }
   const second = await build({ plugin: { catalog } })
   const memberOfSecond = await memberCookie(second.app)
   broken = true
-  const n = second.normalPath()
+  const [n, lookups] = [second.normalPath(), inner.lookups]
   const res = await second.app.inject({ url: MATHS, headers: { cookie: memberOfSecond } })
-  t.equal(second.normalPath(), n + 1, 'the fast path gave up and the normal path answered')
   t.equal(res.statusCode, 500)
-  t.equal(res.json().message, 'catalog down', 'with Fastify\'s own answer to a failing catalog')
+  t.equal(res.json().message, 'catalog down', 'Fastify\'s own answer to a failing catalog, as on the normal path')
+  t.equal(inner.lookups, lookups + 1, 'the catalog was asked once')
+  t.equal(second.normalPath(), n)
+
+  // A CSP nonce function that throws: no page goes out without its policy, on either path.
+  let nonceFails = false
+  const third = await build({ plugin: { helmet: { contentSecurityPolicy: { directives: { defaultSrc: ["'none'"], scriptSrc: [() => { if (nonceFails) throw new Error('no nonce'); return "'nonce-abc'" }] } } } } })
+  const memberOfThird = await memberCookie(third.app)
+  const fine = await third.app.inject({ url: MATHS, headers: { cookie: memberOfThird } })
+  t.equal(fine.statusCode, 200)
+  t.match(fine.headers['content-security-policy'], "script-src 'nonce-abc'")
+  nonceFails = true
+  const m = third.normalPath()
+  const noPolicy = await third.app.inject({ url: MATHS, headers: { cookie: memberOfThird } })
+  t.equal(noPolicy.statusCode, 500)
+  t.equal(noPolicy.json().message, 'no nonce')
+  t.notMatch(noPolicy.body, 'Mathematics', 'no page')
+  t.equal(third.normalPath(), m)
+})
+
+t.test('a cookie signed with an older secret is left to the session plugin', async (t) => {
+  const store = new AsyncStore()
+  const before = await build({ session: { store } })
+  const cookie = await memberCookie(before.app)
+  const rotated = await build({ session: { store, secret: ['a-newer-secret-that-is-also-32-chars-long', SECRET] } })
+  const n = rotated.normalPath()
+  const res = await rotated.app.inject({ url: MATHS, headers: { cookie } })
+  t.equal(rotated.normalPath(), n + 1, 'the normal path')
+  t.equal(res.statusCode, 200)
+  // @fastify/session's own answer to an unsaved session whose cookie differs from a fresh signature.
+  t.match(res.headers['set-cookie'], /^sessionId=;/, 'the session plugin\'s cookie handling, not skipped')
+})
+
+t.test('a memory store keeps live Session objects: their expiry is read the same way', async (t) => {
+  const sessions = new Map<string, any>()
+  const { app, normalPath } = await build({ session: { store: new MemoryStore(sessions), cookie: { secure: false, maxAge: 3_600_000 } } })
+  const cookie = await memberCookie(app)
+  const n = normalPath()
+  t.equal((await app.inject({ url: MATHS, headers: { cookie } })).statusCode, 200)
+  t.equal(normalPath(), n, 'the fast path read the live Session')
+  const [session] = sessions.values()
+  t.ok(session.cookie.expires instanceof Date, 'the cookie\'s expiry is a getter on a live Cookie')
+  session.cookie.expires = new Date(Date.now() - 1000)
+  const expired = await app.inject({ url: MATHS, headers: { cookie } })
+  t.equal(normalPath(), n + 1, 'expired: the normal path')
+  t.equal(expired.headers.location, LOGIN_FOR_MATHS)
 })
 
 t.test('members take the normal path with rolling sessions, a cookie prefix or a cookie path', async (t) => {
@@ -273,10 +349,14 @@ t.test('without a store it uses one memory store for both the session plugin and
   const app = Fastify()
   await app.register(fastifyCookie)
   await app.register(resourcesSession, { secret: SECRET, rolling: false, cookie: { secure: false } })
+  let normal = 0
+  app.addHook('onRequest', async () => { normal++ })
   await app.register(schoolsResources, { catalog: new CountingCatalog(), authenticate: teacherOnly, baseUrl: BASE_URL })
   t.teardown(() => app.close())
   const cookie = await memberCookie(app)
+  const n = normal
   t.equal((await app.inject({ url: MATHS, headers: { cookie } })).statusCode, 200)
+  t.equal(normal, n, 'the fast path found the session the session plugin saved')
   await signOut(app, cookie)
   t.equal((await app.inject({ url: MATHS, headers: { cookie } })).statusCode, 302)
 })
