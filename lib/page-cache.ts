@@ -37,8 +37,11 @@ export class CategoryPageCache {
 
   page (category: CategoryWithResources, filter: ResourceFilter, ctx: PageContext & { member: Member }): string {
     const token = ctx.csrfToken
-    // The filter's values are choices of the category, so a category has a bounded number of pages.
-    const key = `${filter.subject ?? ''}\u0000${filter.year ?? ''}\u0000${token === undefined ? '' : 'token'}`
+    // The filter's values are choices of the category (see resourceFilter), so their positions name them
+    // without any possible collision, and a category has a bounded number of pages.
+    const subject = filter.subject === undefined ? -1 : filter.subjects.indexOf(filter.subject)
+    const year = filter.year === undefined ? -1 : filter.years.indexOf(filter.year)
+    const key = `${subject}/${year}/${token === undefined ? 0 : 1}`
     let pages = this.#templates.get(category)
     if (pages === undefined) {
       pages = new Map()
