@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Catalog } from './catalog.js'
 import { accessGuard, grantedAccess, requestedSlug } from './access-guard.js'
 import { isSlug } from './catalog.js'
-import { csrfTokenForSecret } from './csrf.js'
+import { sessionTokens } from './csrf.js'
 import type { Member } from './member.js'
 import type { SectionTarget } from './anonymous-fast-path.js'
 import type { SecurityHeaders } from './security-headers.js'
@@ -102,6 +102,7 @@ export function memberPageServer (deps: MemberPageDeps): SectionTarget['serveMem
   const { catalog, pages, securityHeaders, csrf } = deps
   if (securityHeaders.owner === 'host' || csrf === 'host') return undefined
   const apply = securityHeaders.owner === 'plugin' ? securityHeaders.apply : undefined
+  const sessionToken = sessionTokens()
   return async function serveMember (request: FastifyRequest, reply: FastifyReply, member: Member, csrfSecret: string | undefined): Promise<boolean> {
     const slug = requestedSlug(request)
     if (!isSlug(slug) || (csrf === 'plugin' && csrfSecret === undefined) || wantsJson(request)) return false
@@ -110,7 +111,7 @@ export function memberPageServer (deps: MemberPageDeps): SectionTarget['serveMem
     apply?.(request, reply)
     const filter = resourceFilter(category, request.query)
     reply.header('cache-control', CATEGORY_CACHE_CONTROL).header('vary', 'Accept')
-    pages.sendCategory(reply, category, filter, member, csrf === 'plugin' ? csrfTokenForSecret(reply, csrfSecret!) : undefined)
+    pages.sendCategory(reply, category, filter, member, csrf === 'plugin' ? sessionToken(reply, csrfSecret!) : undefined)
     return true
   }
 }

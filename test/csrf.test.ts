@@ -1,9 +1,10 @@
 import t from 'tap'
-import Fastify from 'fastify'
+import Fastify, { type FastifyRequest } from 'fastify'
 import fastifyCookie from '@fastify/cookie'
 import fastifySession from '@fastify/session'
 import csrfProtection from '@fastify/csrf-protection'
 import schoolsResources, { InMemoryCatalog } from '../lib/index.js'
+import { CSRF_FIELD, registerCsrf, sessionTokens } from '../lib/csrf.js'
 import { SECRET, TEACHER, buildTestApp, formToken, openLoginForm, postLogin, sessionCookie, signIn, signOut, teacherOnly } from './helpers/app.js'
 
 const MATHS = '/schools/resources/resources/maths/'
@@ -102,4 +103,32 @@ t.test('with a host CSRF setup that keeps its secret in a cookie, logout works w
   const res = await app.inject({ method: 'POST', url: '/Security/logout', headers: { cookie: `_csrf=${csrfCookie.value}` }, payload: { _csrf: tokenRes.json().csrfToken } })
   t.equal(res.statusCode, 303)
   t.equal(res.cookies.find((c) => c.name === 'sessionId'), undefined, 'no session cookie to clear')
+})
+
+t.test('sessionTokens: one token per secret, at most maxEntries secrets, each token valid for its secret only', async (t) => {
+  const app = Fastify()
+  t.teardown(() => app.close())
+  await app.register(fastifyCookie)
+  await app.register(fastifySession, { secret: SECRET, cookie: { secure: false } })
+  await app.register(async (section) => {
+    const { verify } = await registerCsrf(section)
+    const token = sessionTokens(2)
+    section.get('/tokens', async (_request, reply) => {
+      // Three secrets with room for two: the first is forgotten, so it gets a new token.
+      const a1 = token(reply, 'secret-a'); const b = token(reply, 'secret-b'); const a2 = token(reply, 'secret-a')
+      const c = token(reply, 'secret-c'); const a3 = token(reply, 'secret-a')
+      return { a1, a2, a3, b, c }
+    })
+    const useSecret = async (request: FastifyRequest) => { (request.session as unknown as Record<string, string>)[CSRF_FIELD] = (request.params as { secret: string }).secret }
+    section.post('/check/:secret', { preHandler: [useSecret, verify] }, async () => 'ok')
+  })
+  const tokens = (await app.inject('/tokens')).json()
+  t.equal(tokens.a2, tokens.a1, 'reused while remembered')
+  t.not(tokens.a3, tokens.a1, 'made again once forgotten')
+  t.not(tokens.b, tokens.a1)
+  const check = async (secret: string, token: string) => (await app.inject({ method: 'POST', url: `/check/${secret}`, headers: { 'csrf-token': token } })).statusCode
+  t.equal(await check('secret-a', tokens.a1), 200)
+  t.equal(await check('secret-a', tokens.a3), 200)
+  t.equal(await check('secret-c', tokens.c), 200)
+  t.equal(await check('secret-b', tokens.a1), 403, 'not valid for another secret')
 })
