@@ -1,5 +1,4 @@
 import fp from 'fastify-plugin'
-import { validateHeaderValue } from 'node:http'
 import { inspect } from 'node:util'
 import type { FastifyPluginAsync, FastifyReply } from 'fastify'
 import { FST_SR_INVALID_REDIRECT_CODE, FST_SR_INVALID_REDIRECT_URL, REDIRECT_CONFLICT_WARNING } from './errors.js'
@@ -39,25 +38,26 @@ function assertRedirectable (url: unknown, code: unknown): asserts url is string
   if (typeof url !== 'string' || url === '') {
     throw new FST_SR_INVALID_REDIRECT_URL(inspect(url))
   }
-  try {
-    validateHeaderValue('location', url)
-  } catch {
-    throw new FST_SR_INVALID_REDIRECT_URL(inspect(url))
-  }
+  if (INVALID_HEADER_CHAR.test(url)) throw new FST_SR_INVALID_REDIRECT_URL(inspect(url))
 }
+
+// The test node:http's validateHeaderValue makes of a string (checkInvalidHeaderChar), without the
+// error it builds and we would discard: two of these run on every anonymous request.
+const INVALID_HEADER_CHAR = /[^\t\x20-\x7e\x80-\xff]/
 
 // The same few targets come back on every request (the index, the login URL of a popular page), and
 // parsing them was the guard's largest own cost, so recent results are kept. Bounded in entries and in
 // length, so that odd paths sent by a crawler cannot make it large.
 const MAX_RESOLVED_ENTRIES = 500
 const MAX_RESOLVED_LENGTH = 512
-const resolvedTargets = new Map<string, string | null>()
+// Per base, then per target: no key is built per call (a concatenated key had to be copied and hashed).
+const resolvedTargets = new Map<string, Map<string, string | null>>()
+let resolvedCount = 0
 
 /** `url` resolved against `base`, or null when it is not a URL. */
 function resolveTarget (url: string, base: string): string | null {
-  // A base is an origin, without spaces: the first space ends it.
-  const key = `${base} ${url}`
-  let href = resolvedTargets.get(key)
+  let forBase = resolvedTargets.get(base)
+  let href = forBase?.get(url)
   if (href !== undefined) return href
   try {
     href = new URL(url, base).href
@@ -65,8 +65,17 @@ function resolveTarget (url: string, base: string): string | null {
     href = null
   }
   if (url.length <= MAX_RESOLVED_LENGTH) {
-    if (resolvedTargets.size >= MAX_RESOLVED_ENTRIES) resolvedTargets.clear()
-    resolvedTargets.set(key, href)
+    if (resolvedCount >= MAX_RESOLVED_ENTRIES) {
+      resolvedTargets.clear()
+      resolvedCount = 0
+      forBase = undefined
+    }
+    if (forBase === undefined) {
+      forBase = new Map()
+      resolvedTargets.set(base, forBase)
+    }
+    forBase.set(url, href)
+    resolvedCount++
   }
   return href
 }

@@ -1,6 +1,8 @@
 import t from 'tap'
 import Fastify, { type FastifyReply, type FastifyServerOptions } from 'fastify'
 import { Writable } from 'node:stream'
+import { validateHeaderValue } from 'node:http'
+import fc from 'fast-check'
 import { redirectOnce, REDIRECT_CONFLICT_WARNING } from '../lib/index.js'
 import { conflictWarnings } from './helpers/app.js'
 
@@ -229,6 +231,20 @@ t.test('URLs that cannot be a Location header are refused with a clear error', a
     t.equal(res.headers.location, undefined)
     t.equal(res.headers['set-cookie'], undefined)
   }
+})
+
+t.test('a URL is refused exactly when node:http would refuse it as a Location value', async (t) => {
+  const app = await appWith((reply) => reply.redirectOnce((reply.request.query as { u: string }).u))
+  const char = fc.oneof(fc.integer({ min: 0, max: 0x7f }), fc.integer({ min: 0x80, max: 0x2ff }), fc.constantFrom(0x2028, 0xfeff, 0xffff)).map((c) => String.fromCharCode(c))
+  await fc.assert(fc.asyncProperty(fc.string({ unit: char, minLength: 1, maxLength: 12 }), async (tail) => {
+    const url = `/p${tail}`
+    let valid = true
+    try { validateHeaderValue('location', url) } catch { valid = false }
+    const res = await app.inject({ url: '/go', query: { u: url } })
+    if (valid) return res.statusCode === 302 && res.headers.location === url
+    return res.statusCode === 500 && res.json().code === 'FST_SR_INVALID_REDIRECT_URL'
+  }), { numRuns: 400 })
+  t.pass('400 generated URLs: accepted and refused exactly as node:http would')
 })
 
 t.test('registering it twice keeps one decorator', async (t) => {
