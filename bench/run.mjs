@@ -569,22 +569,33 @@ function markdown (meta, rows, memory, login) {
 }
 
 function svgChart (meta, rows) {
-  const W = 780
-  const H = 320
+  const W = 860
   const left = 60
-  const top = 40
+  const top = 60
   const plotH = 190
   const colors = { limit: '#4d4d4d', reference: '#5b8bd9', express: '#d98b5b', ours: '#3a9a5b' }
   const color = (name) => colors[name] ?? '#9ac9a8'
+  // The servers in the run, in table order, laid out in legend rows that fit the width.
+  const shown = SERVERS.filter((s) => rows.some((r) => r.server === s.name))
+  const legend = []
+  let lx = 20
+  let row = 0
+  for (const s of shown) {
+    const width = 30 + s.label.length * 6
+    if (lx + width > W - 10) { lx = 20; row++ }
+    legend.push({ s, x: lx, row })
+    lx += width
+  }
+  const H = top + plotH + 40 + (row + 1) * 18
   const max = Math.max(1, ...rows.map((r) => Math.max(r.vsLimit ?? 0, r.vsLimitCpu ?? 0)))
   const y = (v) => top + plotH - (v / max) * plotH
   const groupW = (W - left - 20) / SCENARIOS.length
-  const barW = Math.min(48, (groupW - 40) / SERVERS.length)
+  const barW = Math.min(48, (groupW - 80) / Math.max(1, shown.length))
   const parts = []
   parts.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="sans-serif" font-size="12">`)
   parts.push(`<rect width="${W}" height="${H}" fill="#fff"/>`)
   parts.push(`<text x="${left}" y="18" font-size="14" font-weight="bold">Against bare Fastify: bars = capacity from server CPU per request, ticks = measured req/s</text>`)
-  parts.push(`<text x="${left}" y="34" fill="#555">${meta.date}, ${escapeXml(meta.machineShort)}; medians of per-round ratios; shared machine, see the table</text>`)
+  parts.push(`<text x="${left}" y="34" fill="#555">${meta.date}, ${escapeXml(meta.machineShort)}; medians of per-round ratios</text>`)
   for (const v of [0, 0.25, 0.5, 0.75, 1].filter((t) => t <= max)) {
     parts.push(`<line x1="${left}" x2="${W - 20}" y1="${y(v)}" y2="${y(v)}" stroke="#ddd"/><text x="${left - 6}" y="${y(v) + 4}" text-anchor="end">${v.toFixed(2)}×</text>`)
   }
@@ -606,10 +617,10 @@ function svgChart (meta, rows) {
     parts.push(`<text x="${tx2 + 2}" y="${y(targets[scenario.name]) + 4}" fill="#c00" font-size="10">target ${targets[scenario.name]}</text>`)
     parts.push(`<text x="${x0 + (mine.length * (barW + 6)) / 2}" y="${top + plotH + 18}" text-anchor="middle">${escapeXml(scenario.label)}</text>`)
   })
-  SERVERS.forEach((s, i) => {
-    const x = 20 + i * 150
-    parts.push(`<rect x="${x}" y="${H - 26}" width="12" height="12" fill="${color(s.name)}"/><text x="${x + 16}" y="${H - 16}" font-size="10">${escapeXml(s.label)}</text>`)
-  })
+  for (const { s, x, row: r } of legend) {
+    const ly = top + plotH + 34 + r * 18
+    parts.push(`<rect x="${x}" y="${ly}" width="12" height="12" fill="${color(s.name)}"/><text x="${x + 16}" y="${ly + 10}" font-size="11">${escapeXml(s.label)}</text>`)
+  }
   parts.push('</svg>')
   return parts.join('\n') + '\n'
 }
