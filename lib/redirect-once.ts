@@ -105,11 +105,28 @@ function redirectOnce (reply: GuardedReply, url: string, code: number, baseUrl: 
   return reply.redirect(url, code)
 }
 
+// The options the decorator was made with, so that a later registration can tell whether its own differ.
+const kRegisteredWith = Symbol.for('fastify-schools-resources.redirectOnceOptions')
+interface Registered { baseUrl: string | undefined, conflictLog: string }
+
 const redirectOncePlugin: FastifyPluginAsync<RedirectOnceOptions> = async (fastify, opts) => {
-  // Registering twice (the host and the section plugin both do) keeps the first decorator.
-  if (fastify.hasReplyDecorator('redirectOnce')) return
   const baseUrl = parseBaseUrl(opts.baseUrl)
-  const log = conflictLog(parseConflictLog(opts.conflictLog), fastify.log)
+  const logOption = parseConflictLog(opts.conflictLog)
+  // Registering twice (the host and the section plugin both do) keeps the first decorator; options
+  // given again and different from the first ones are said to be ignored rather than silently dropped.
+  if (fastify.hasReplyDecorator('redirectOnce')) {
+    const first = (fastify as unknown as { [kRegisteredWith]?: Registered })[kRegisteredWith]
+    const differs = first !== undefined && (
+      (opts.baseUrl !== undefined && baseUrl !== first.baseUrl) ||
+      (opts.conflictLog !== undefined && JSON.stringify(logOption) !== first.conflictLog))
+    if (differs) {
+      fastify.log.warn({ ignored: { baseUrl, conflictLog: logOption }, inEffect: { baseUrl: first.baseUrl, conflictLog: JSON.parse(first.conflictLog) } },
+        'redirectOnce was registered already: its first options stay in effect and these are ignored')
+    }
+    return
+  }
+  fastify.decorate(kRegisteredWith, { baseUrl, conflictLog: JSON.stringify(logOption) } satisfies Registered)
+  const log = conflictLog(logOption, fastify.log)
   fastify.addHook('onClose', function redirectConflictLogClose (_instance, done) {
     log.close()
     done()

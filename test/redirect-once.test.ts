@@ -247,14 +247,27 @@ t.test('a URL is refused exactly when node:http would refuse it as a Location va
   t.pass('400 generated URLs: accepted and refused exactly as node:http would')
 })
 
-t.test('registering it twice keeps one decorator', async (t) => {
-  const app = Fastify()
-  await app.register(redirectOnce)
-  await app.register(redirectOnce, { baseUrl: 'https://www.example.org' })
-  app.get('/go', async (_request, reply) => reply.redirectOnce('/x'))
-  const res = await app.inject('/go')
-  t.equal(res.statusCode, 302)
-  await app.close()
+t.test('registering it twice keeps one decorator, and says when the second options are ignored', async (t) => {
+  const registerTwice = async (first: Parameters<typeof redirectOnce>[1], second: Parameters<typeof redirectOnce>[1]) => {
+    const lines: Array<{ level: number, msg: string, ignored?: unknown, inEffect?: unknown }> = []
+    const stream = new Writable({ write (chunk, _encoding, done) { lines.push(JSON.parse(String(chunk))); done() } })
+    const app = Fastify({ logger: { level: 'warn', stream } })
+    await app.register(redirectOnce, first)
+    await app.register(redirectOnce, second)
+    app.get('/go', async (_request, reply) => reply.redirectOnce('/x'))
+    t.equal((await app.inject('/go')).statusCode, 302)
+    await app.close()
+    return lines.filter((l) => /registered already/.test(l.msg))
+  }
+  const ignored = await registerTwice({}, { baseUrl: 'https://www.example.org' })
+  t.equal(ignored.length, 1, 'a different baseUrl')
+  t.equal(ignored[0].level, 40)
+  t.same(ignored[0].inEffect, { conflictLog: 'each' })
+  t.same(ignored[0].ignored, { baseUrl: 'https://www.example.org', conflictLog: 'each' })
+  t.equal((await registerTwice({ conflictLog: false }, { conflictLog: { summaryIntervalMs: 1000 } })).length, 1, 'a different conflictLog')
+  t.equal((await registerTwice({ baseUrl: 'https://www.example.org/' }, { baseUrl: 'https://www.example.org' })).length, 0, 'the same origin')
+  t.equal((await registerTwice({ conflictLog: false }, {})).length, 0, 'nothing given again')
+  t.equal((await registerTwice({ conflictLog: { summaryIntervalMs: 5 } }, { conflictLog: { summaryIntervalMs: 5 } })).length, 0, 'the same conflictLog')
 })
 
 t.test('a wrong baseUrl fails at startup and names the option', async (t) => {
