@@ -57,7 +57,7 @@ export function installFastPath (fastify: FastifyInstance, cookieName: unknown, 
 
   fastify.addHook('onReady', async function anonymousFastPathWired () {
     if (sections.size === 0) {
-      throw new Error('fastify-schools-resources: anonymousFastPath is registered but no resources section was registered after it')
+      throw new Error('fastify-schools-resources: anonymousFastPath or resourcesSession is registered but no resources section was registered after it')
     }
   })
 
@@ -113,7 +113,7 @@ export function registerWithFastPath (fastify: FastifyInstance, opts: Pick<Resol
   const fastPath = (fastify as WithFastPath)[kFastPath]
   if (fastPath === undefined) return undefined
   if (opts.getMember !== undefined) {
-    throw new FST_SR_INVALID_OPTION('getMember', 'cannot be used with anonymousFastPath, which decides from the session cookie alone')
+    throw new FST_SR_INVALID_OPTION('getMember', 'cannot be used with anonymousFastPath or resourcesSession, whose fast path decides from the session alone')
   }
   const target: SectionTarget = { baseUrl: opts.baseUrl, loginPath: opts.loginPath, indexPath: `${opts.prefix}/`, sessionKey: opts.sessionKey }
   fastPath.sections.set(categoryRoute(opts.prefix), target)

@@ -164,7 +164,7 @@ t.test('misconfigurations fail at start-up', async (t) => {
   const bare = Fastify()
   await bare.register(fastifyCookie)
   bare.register(anonymousFastPath)
-  await t.rejects(async () => { await bare.ready() }, /anonymousFastPath is registered but no resources section was registered after it/)
+  await t.rejects(async () => { await bare.ready() }, /anonymousFastPath or resourcesSession is registered but no resources section was registered after it/)
 
   for (const cookieName of ['', 42]) {
     const app = Fastify()
