@@ -56,10 +56,11 @@ export async function registerSecurityHeaders (section: FastifyInstance, options
   return { owner: 'plugin', apply }
 }
 
-function hasFunction (value: unknown): boolean {
+function hasFunction (value: unknown, seen = new WeakSet<object>()): boolean {
   if (typeof value === 'function') return true
-  if (value === null || typeof value !== 'object') return false
-  return Object.values(value).some(hasFunction)
+  if (value === null || typeof value !== 'object' || seen.has(value)) return false
+  seen.add(value)
+  return Object.values(value).some((v) => hasFunction(v, seen))
 }
 
 /** What helmet's middleware does to a response, recorded once: the headers it sets and those it removes. */

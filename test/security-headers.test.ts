@@ -73,6 +73,14 @@ t.test('fixed options: the headers are exactly the ones helmet\'s middleware set
   t.equal(ours['strict-transport-security'], 'max-age=600; includeSubDomains')
 })
 
+t.test('options that refer to themselves are read once, not followed round the loop', async (t) => {
+  const hsts: Record<string, unknown> = { maxAge: 600 }
+  hsts.self = hsts
+  const { app } = await buildTestApp({ plugin: { helmet: { hsts } as never } })
+  t.teardown(() => app.close())
+  t.equal((await app.inject('/schools/resources/')).headers['strict-transport-security'], 'max-age=600; includeSubDomains')
+})
+
 t.test('an option that is a function (a CSP nonce) is run for every request', async (t) => {
   let n = 0
   const { app } = await buildTestApp({
