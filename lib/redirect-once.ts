@@ -107,7 +107,7 @@ function redirectOnce (reply: GuardedReply, url: string, code: number, baseUrl: 
 
 // The options the decorator was made with, so that a later registration can tell whether its own differ.
 const kRegisteredWith = Symbol.for('fastify-schools-resources.redirectOnceOptions')
-interface Registered { baseUrl: string | undefined, conflictLog: string }
+interface Registered { baseUrl: string | undefined, conflictLog: ConflictLogOption }
 
 const redirectOncePlugin: FastifyPluginAsync<RedirectOnceOptions> = async (fastify, opts) => {
   const baseUrl = parseBaseUrl(opts.baseUrl)
@@ -118,14 +118,14 @@ const redirectOncePlugin: FastifyPluginAsync<RedirectOnceOptions> = async (fasti
     const first = (fastify as unknown as { [kRegisteredWith]?: Registered })[kRegisteredWith]
     const differs = first !== undefined && (
       (opts.baseUrl !== undefined && baseUrl !== first.baseUrl) ||
-      (opts.conflictLog !== undefined && JSON.stringify(logOption) !== first.conflictLog))
+      (opts.conflictLog !== undefined && JSON.stringify(logOption) !== JSON.stringify(first.conflictLog)))
     if (differs) {
-      fastify.log.warn({ ignored: { baseUrl, conflictLog: logOption }, inEffect: { baseUrl: first.baseUrl, conflictLog: JSON.parse(first.conflictLog) } },
+      fastify.log.warn({ ignored: { baseUrl, conflictLog: logOption }, inEffect: first },
         'redirectOnce was registered already: its first options stay in effect and these are ignored')
     }
     return
   }
-  fastify.decorate(kRegisteredWith, { baseUrl, conflictLog: JSON.stringify(logOption) } satisfies Registered)
+  fastify.decorate(kRegisteredWith, { baseUrl, conflictLog: logOption } satisfies Registered)
   const log = conflictLog(logOption, fastify.log)
   fastify.addHook('onClose', function redirectConflictLogClose (_instance, done) {
     log.close()
