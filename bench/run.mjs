@@ -40,6 +40,11 @@ function startFlags (packageJson) {
   return JSON.parse(readFileSync(packageJson, 'utf8')).scripts.start.split('&&').pop().trim().split(/\s+/).slice(1, -1)
 }
 const START_FLAGS = startFlags(join(root, 'package.json'))
+// Where a build's warnings are to be found: a build whose `npm start` turns off Node's printing of them
+// logs them as a summary; one that does not prints and logs each.
+function warningOutputFor (flags) {
+  return flags.includes('--disable-warning=FST_SR_REDIRECT_CONFLICT') ? 'log-summary' : 'stderr-and-log-each'
+}
 const CREDENTIALS = 'email=teacher%40example.org&password=correct+horse+battery+staple'
 const CLK_TCK = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim())
 
@@ -50,7 +55,7 @@ const SERVERS = [
   // As `npm start` runs it: Node's flags from package.json (the redirect-conflict warning is raised for
   // every anonymous request but not printed by Node) and the example's conflict log (the first in full,
   // then a count per minute). warningOutput says where the runner finds every warning accounted for.
-  { name: 'ours', label: 'fastify-schools-resources', file: 'ours.mjs', page: /<h1>Mathematics<\/h1>[\s\S]*Fraction wall[\s\S]*Signed in as <strong>Demo Teacher<\/strong>|Signed in as <strong>Demo Teacher<\/strong>[\s\S]*<h1>Mathematics<\/h1>[\s\S]*Fraction wall/, sessions: true, cookieAware: true, warns: true, warningOutput: 'log-summary', execArgv: START_FLAGS }
+  { name: 'ours', label: 'fastify-schools-resources', file: 'ours.mjs', page: /<h1>Mathematics<\/h1>[\s\S]*Fraction wall[\s\S]*Signed in as <strong>Demo Teacher<\/strong>|Signed in as <strong>Demo Teacher<\/strong>[\s\S]*<h1>Mathematics<\/h1>[\s\S]*Fraction wall/, sessions: true, cookieAware: true, warns: true, warningOutput: warningOutputFor(START_FLAGS), execArgv: START_FLAGS }
 ]
 if (flag('each-variant')) {
   // The same server with the plugin's defaults under a plain `node`: Node prints every warning to stderr
@@ -62,8 +67,7 @@ if (flag('each-variant')) {
 for (const extra of args.flatMap((a, i) => args[i - 1] === '--extra' ? [a] : [])) {
   const [name, dir] = extra.split('=')
   const flags = startFlags(join(dir, 'package.json'))
-  const warningOutput = flags.includes('--disable-warning=FST_SR_REDIRECT_CONFLICT') ? 'log-summary' : 'stderr-and-log-each'
-  SERVERS.push({ ...SERVERS.find((s) => s.name === 'ours'), name, label: `ours (${name})`, env: { OURS_DIST: dir }, execArgv: flags, warningOutput })
+  SERVERS.push({ ...SERVERS.find((s) => s.name === 'ours'), name, label: `ours (${name})`, env: { OURS_DIST: dir }, execArgv: flags, warningOutput: warningOutputFor(flags) })
 }
 SERVERS.splice(0, SERVERS.length, ...SERVERS.filter((s) => ONLY === undefined || ONLY.includes(s.name)))
 const ONLY_SCENARIOS = value('scenarios', undefined)?.split(',')
