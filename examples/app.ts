@@ -1,17 +1,13 @@
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import fastifyCookie from '@fastify/cookie'
-import type { SessionStore } from '@fastify/session'
+import fastifySession, { type SessionStore } from '@fastify/session'
 import schoolsResources, {
-  CachedSigner,
+  anonymousShortCircuit,
   InMemoryCatalog,
-  RedisAttemptStore,
-  RedisSessionStore,
-  redisRateLimitStore,
-  resourcesSession,
   storeErrorHandler,
-  type FastifySchoolsResourcesOptions,
-  type RedisCommandClient
+  type FastifySchoolsResourcesOptions
 } from 'fastify-schools-resources'
+import { RedisAttemptStore, RedisSessionStore, redisRateLimitStore, type RedisCommandClient } from 'fastify-schools-resources/redis'
 import { demoCatalog } from './demo-catalog.js'
 import { demoDirectory } from './demo-member.js'
 
@@ -50,9 +46,12 @@ export async function buildApp (config: ExampleConfig): Promise<FastifyInstance>
   // @fastify/session, registered by the section's resourcesSession with the same options, so that
   // anonymous category requests and members' category pages are answered from the store, before a
   // session is built for them (members only with rolling: false, as here).
-  await app.register(resourcesSession, {
-    // The same secret, with the HMAC check of a signed-in member's cookie done once, not on every page.
-    secret: new CachedSigner(config.sessionSecret),
+  // Anonymous category requests (no session cookie) get their login redirect before @fastify/session
+  // builds a session only to throw it away; everything else, members included, takes the normal path
+  // through every hook. Registered between the cookie and the session plugins.
+  await app.register(anonymousShortCircuit)
+  await app.register(fastifySession, {
+    secret: config.sessionSecret,
     // In Redis each session lives as long as its cookie (maxAge), then expires there too.
     store: redis === undefined ? config.sessionStore : new RedisSessionStore(redis.client, { prefix: `${prefix}sess:`, timeoutMs }),
     // Anonymous visitors get no session until something is stored in it.

@@ -1,15 +1,25 @@
+// Every error this package raises, in one place, as Fastify keeps its own `errorCodes`. Each code has a
+// section in docs/errors.md; test/errors.test.ts keeps the two in step. This module imports nothing of ours.
 import createError from '@fastify/error'
 
-/** A plugin option is missing or has the wrong shape; fails `app.ready()`. */
-export const FST_SR_INVALID_OPTION = createError<[string, string]>(
+/** A plugin or store option is missing or has the wrong shape; fails `app.ready()` or the constructor. */
+const FST_SR_INVALID_OPTION = createError<[string, string]>(
   'FST_SR_INVALID_OPTION',
   'fastify-schools-resources: invalid option "%s": %s',
   500,
   TypeError
 )
 
+/** `new InMemoryCatalog(data)` was given data of the wrong shape. */
+const FST_SR_INVALID_CATALOG = createError<[string, string]>(
+  'FST_SR_INVALID_CATALOG',
+  'fastify-schools-resources: InMemoryCatalog: %s %s',
+  500,
+  TypeError
+)
+
 /** `reply.redirectOnce` was given a status code that is not a redirect. */
-export const FST_SR_INVALID_REDIRECT_CODE = createError<[string]>(
+const FST_SR_INVALID_REDIRECT_CODE = createError<[string]>(
   'FST_SR_INVALID_REDIRECT_CODE',
   'redirectOnce: %s is not a redirect status code (use 300, 301, 302, 303, 307 or 308)',
   500,
@@ -17,7 +27,7 @@ export const FST_SR_INVALID_REDIRECT_CODE = createError<[string]>(
 )
 
 /** `reply.redirectOnce` was given a URL that cannot be sent as a Location header. */
-export const FST_SR_INVALID_REDIRECT_URL = createError<[string]>(
+const FST_SR_INVALID_REDIRECT_URL = createError<[string]>(
   'FST_SR_INVALID_REDIRECT_URL',
   'redirectOnce: %s cannot be sent as a Location header',
   500,
@@ -25,19 +35,57 @@ export const FST_SR_INVALID_REDIRECT_URL = createError<[string]>(
 )
 
 /** The host's `authenticate` option resolved to something that is not a member. */
-export const FST_SR_INVALID_MEMBER = createError<[string]>(
+const FST_SR_INVALID_MEMBER = createError<[string]>(
   'FST_SR_INVALID_MEMBER',
   'fastify-schools-resources: authenticate() must resolve to a member with a string "id" and "name", or to null; got %s',
   500,
   TypeError
 )
 
-/** Code of the Node warning raised when a second, different redirect is refused. */
-export const REDIRECT_CONFLICT_WARNING = 'FST_SR_REDIRECT_CONFLICT'
-
 /** Without `baseUrl`, a Host header that is not a plain host[:port] cannot be used to build a Location. */
-export const FST_SR_BAD_HOST = createError<[string]>(
+const FST_SR_BAD_HOST = createError<[string]>(
   'FST_SR_BAD_HOST',
   'fastify-schools-resources: the Host header %s is not a valid host name; set the baseUrl option to stop using it',
   400
 )
+
+/** A shared store (sessions, counters) failed or did not answer in time; the request cannot be served. */
+const FST_SR_STORE_UNAVAILABLE = createError<[string]>(
+  'FST_SR_STORE_UNAVAILABLE',
+  'fastify-schools-resources: the store is unavailable: %s',
+  503
+)
+
+/** Too many sign-in attempts from one client address within the window. */
+const FST_SR_LOGIN_RATE_LIMITED = createError<[string]>(
+  'FST_SR_LOGIN_RATE_LIMITED',
+  'Too many sign-in attempts from this address. Try again in %s.',
+  429
+)
+
+/** `anonymousShortCircuit` is registered, but no resources section was registered after it. */
+const FST_SR_NO_SECTION = createError(
+  'FST_SR_NO_SECTION',
+  'fastify-schools-resources: anonymousShortCircuit is registered but no resources section that reads members from the session (no getMember option) was registered after it',
+  500
+)
+
+/** `anonymousShortCircuit` was registered after @fastify/session, where it could change nothing. */
+const FST_SR_PLUGIN_ORDER = createError(
+  'FST_SR_PLUGIN_ORDER',
+  'fastify-schools-resources: anonymousShortCircuit must be registered after @fastify/cookie and before @fastify/session',
+  500
+)
+
+export const errorCodes = {
+  FST_SR_INVALID_OPTION,
+  FST_SR_INVALID_CATALOG,
+  FST_SR_INVALID_REDIRECT_CODE,
+  FST_SR_INVALID_REDIRECT_URL,
+  FST_SR_INVALID_MEMBER,
+  FST_SR_BAD_HOST,
+  FST_SR_STORE_UNAVAILABLE,
+  FST_SR_LOGIN_RATE_LIMITED,
+  FST_SR_NO_SECTION,
+  FST_SR_PLUGIN_ORDER
+} as const

@@ -1,28 +1,25 @@
+// Entry: wires the features together. Each feature lives in its own folder (docs/architecture.md).
 import fp from 'fastify-plugin'
 import formbody from '@fastify/formbody'
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify'
-import redirectOnce from './redirect-once.js'
 import { resolveOptions, type FastifySchoolsResourcesOptions } from './options.js'
-import { memberLookup } from './member.js'
-import { PageRenderer, resolveViews, sectionPaths } from './pages.js'
-import { memberPageServer, sectionRoutes, type MemberPageDeps } from './section-routes.js'
-import { signInRoutes } from './sign-in-routes.js'
-import { stylesheetPolicy, stylesheetRoute } from './assets.js'
-import { registerCsrf } from './csrf.js'
-import { registerSecurityHeaders } from './security-headers.js'
-import { loginRateLimit } from './login-rate-limit.js'
-import { Lockout } from './lockout.js'
-import { anonymousFastPath, registerWithFastPath } from './anonymous-fast-path.js'
-import { storeErrorHandler } from './store-errors.js'
+import redirectOnce from './redirect/redirect-once.js'
+import { memberLookup } from './session/member.js'
+import { registerCsrf } from './session/csrf.js'
+import { PageRenderer, resolveViews, sectionPaths } from './pages/page-renderer.js'
+import { stylesheetPolicy, stylesheetRoute } from './pages/stylesheet.js'
+import { registerSecurityHeaders } from './pages/security-headers.js'
+import { storeErrorHandler } from './pages/unavailable.js'
+import { sectionRoutes } from './section/section-routes.js'
+import { signInRoutes } from './sign-in/sign-in-routes.js'
+import { Lockout } from './sign-in/lockout.js'
+import { loginRateLimit } from './sign-in/login-rate-limit.js'
 
 const FORM = 'application/x-www-form-urlencoded'
 
-/** Wires the pieces together; each lives in its own module. */
 const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = async function (fastify, options) {
   const opts = resolveOptions(options)
   await fastify.register(redirectOnce, { baseUrl: opts.baseUrl, conflictLog: opts.conflictLog })
-  // Set only when resourcesSession can read members' sessions: the section then adds its page server.
-  const memberFastPath = registerWithFastPath(fastify, opts)
 
   // Store failures (Redis down or slow) on our routes become a clear 503, in a context of its own around
   // the section, so the section's own error handler (forms) passes them on to it.
@@ -36,16 +33,13 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
   async function schoolsResourcesSection (section: FastifyInstance) {
     if (!section.hasContentTypeParser(FORM)) await section.register(formbody)
     // The default policy, plus the origin of a host stylesheet on another site; the host's helmet options still win.
-    const securityHeaders = await registerSecurityHeaders(section, opts.helmet === false ? false : { contentSecurityPolicy: stylesheetPolicy(opts.stylesheet), ...opts.helmet })
-    const memberOf = memberLookup(opts)
+    await registerSecurityHeaders(section, opts.helmet === false ? false : { contentSecurityPolicy: stylesheetPolicy(opts.stylesheet), ...opts.helmet })
+    const memberOf = memberLookup(opts.getMember, opts.sessionKey)
     const paths = sectionPaths(opts)
     const pages = new PageRenderer(resolveViews(opts.views), opts, paths)
     if (opts.stylesheet.servePath !== undefined) stylesheetRoute(section, opts.stylesheet.servePath)
-    sectionRoutes(section, { catalog: opts.catalog, memberOf, pages, paths, prefix: opts.prefix, baseUrl: opts.baseUrl, loginPath: opts.loginPath })
-    let csrf: MemberPageDeps['csrf'] = 'none'
+    sectionRoutes(section, { catalog: opts.catalog, memberOf, pages, paths, prefix: opts.prefix, baseUrl: opts.baseUrl, loginPath: opts.loginPath, sessionDecides: opts.getMember === undefined })
     if (opts.authenticate !== undefined && opts.signIn) {
-      const { verify: verifyCsrf, own } = await registerCsrf(section)
-      csrf = own ? 'plugin' : 'host'
       signInRoutes(section, {
         authenticate: opts.authenticate,
         memberOf,
@@ -54,11 +48,10 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
         baseUrl: opts.baseUrl,
         sessionKey: opts.sessionKey,
         lockout: opts.lockout === false ? undefined : new Lockout(opts.lockout),
-        verifyCsrf,
+        verifyCsrf: await registerCsrf(section),
         rateLimit: opts.loginRateLimit === false ? undefined : await loginRateLimit(section, opts.loginRateLimit)
       })
     }
-    if (memberFastPath !== undefined) memberFastPath.serveMember = memberPageServer({ catalog: opts.catalog, pages, securityHeaders, csrf })
   }
 }
 
@@ -69,42 +62,25 @@ export const fastifySchoolsResources = fp(schoolsResources, {
 })
 export default fastifySchoolsResources
 
+// The public API: what a host needs to register, configure and extend the section (docs in README.md).
 export { redirectOnce }
-export { anonymousFastPath }
-export { resourcesSession } from './resources-session.js'
-export type { ResourcesSessionOptions } from './resources-session.js'
-export { CachedSigner } from './cached-signer.js'
-export type { CachedSignerOptions } from './cached-signer.js'
-export type { AnonymousFastPathOptions } from './anonymous-fast-path.js'
-export type { RedirectOnceOptions } from './redirect-once.js'
-export type { ConflictLogOption } from './conflict-log.js'
-export { REDIRECT_STATUS_CODES } from './redirect-once.js'
-export type { FastifySchoolsResourcesOptions, Credentials } from './options.js'
-export { InMemoryCatalog, isSlug } from './catalog.js'
-export type { Catalog, CatalogData, Category, CategoryWithResources, Resource, ResourceFormat } from './catalog.js'
-export type { Member } from './member.js'
-export { defaultViews } from './views.js'
-export type { Views, Page, PageContext, LoginViewData, CategoryViewData } from './views.js'
-export type { ResourceFilter } from './filters.js'
-export { defaultStylesheet } from './assets.js'
-export { html, unsafeRaw, SafeHtml } from './html.js'
-export { phpUrlencode, loginRedirectUrl, safeBackUrl, MAX_BACK_URL_LENGTH } from './back-url.js'
-export { MemoryAttemptStore } from './attempt-store.js'
-export type { AttemptStore, AttemptCount } from './attempt-store.js'
-export type { LockoutOptions } from './lockout.js'
-export type { LoginRateLimitOptions } from './login-rate-limit.js'
-export { RedisSessionStore } from './redis-session-store.js'
-export type { RedisSessionStoreOptions } from './redis-session-store.js'
-export { RedisAttemptStore } from './redis-attempt-store.js'
-export { redisRateLimitStore } from './redis-rate-limit-store.js'
-export type { RedisCommandClient, RedisStoreOptions } from './redis-client.js'
-export { FST_SR_STORE_UNAVAILABLE, isStoreUnavailable, sendStoreUnavailable, storeErrorHandler, STORE_RETRY_AFTER_SECONDS } from './store-errors.js'
-export { CONTENT_SECURITY_POLICY } from './security-headers.js'
-export {
-  FST_SR_INVALID_OPTION,
-  FST_SR_INVALID_REDIRECT_CODE,
-  FST_SR_INVALID_REDIRECT_URL,
-  FST_SR_INVALID_MEMBER,
-  FST_SR_BAD_HOST,
-  REDIRECT_CONFLICT_WARNING
-} from './errors.js'
+export { anonymousShortCircuit } from './session/anonymous-short-circuit.js'
+export { InMemoryCatalog } from './section/catalog.js'
+export { defaultViews } from './pages/views.js'
+export { html, unsafeRaw, SafeHtml } from './pages/html.js'
+export { CONTENT_SECURITY_POLICY } from './pages/security-headers.js'
+export { safeBackUrl } from './sign-in/back-url.js'
+export { storeErrorHandler }
+export { errorCodes } from './errors.js'
+export { REDIRECT_CONFLICT_WARNING } from './warnings.js'
+
+export type { FastifySchoolsResourcesOptions } from './options.js'
+export type { Member, Credentials, Catalog, CatalogData, Category, CategoryWithResources, Resource, ResourceFormat } from './types.js'
+export type { Views, Page, PageContext, LoginViewData, CategoryViewData } from './pages/views.js'
+export type { ResourceFilter } from './pages/filters.js'
+export type { AttemptStore, AttemptCount } from './stores/attempt-store.js'
+export type { LockoutOptions } from './sign-in/lockout.js'
+export type { LoginRateLimitOptions } from './sign-in/login-rate-limit.js'
+export type { RedirectOnceOptions } from './redirect/redirect-once.js'
+export type { ConflictLogOption } from './redirect/conflict-log.js'
+export type { AnonymousShortCircuitOptions } from './session/anonymous-short-circuit.js'

@@ -1,19 +1,16 @@
 import type { FastifyRequest } from 'fastify'
-import type { Catalog } from './catalog.js'
-import type { Member } from './member.js'
-import type { Views } from './views.js'
 import type { HelmetOptions } from 'helmet'
-import { FST_SR_INVALID_OPTION } from './errors.js'
-import { resolveStylesheet, type ResolvedStylesheet } from './assets.js'
-import { MemoryAttemptStore } from './attempt-store.js'
-import type { LockoutOptions, LockoutSettings } from './lockout.js'
-import type { LoginRateLimitOptions } from './login-rate-limit.js'
-import { parseConflictLog, type ConflictLogOption } from './conflict-log.js'
+import type { Catalog, Credentials, Member } from './types.js'
+import { errorCodes } from './errors.js'
+import { parseBaseUrl } from './redirect/site-origin.js'
+import { parseConflictLog, type ConflictLogOption } from './redirect/conflict-log.js'
+import { resolveStylesheet, type ResolvedStylesheet } from './pages/stylesheet.js'
+import type { Views } from './pages/views.js'
+import { MemoryAttemptStore } from './stores/attempt-store.js'
+import type { LockoutOptions, LockoutSettings } from './sign-in/lockout.js'
+import type { LoginRateLimitOptions } from './sign-in/login-rate-limit.js'
 
-export interface Credentials {
-  email: string
-  password: string
-}
+const { FST_SR_INVALID_OPTION } = errorCodes
 
 export interface FastifySchoolsResourcesOptions {
   /** Where the categories and their resources come from (required). */
@@ -82,23 +79,6 @@ const VIEW_KEYS = new Set(['layout', 'index', 'category', 'login', 'notFound'])
 
 function fail (name: string, why: string): never {
   throw new FST_SR_INVALID_OPTION(name, why)
-}
-
-/** A site origin such as `https://www.example.org`; the trailing slash is dropped. */
-export function parseBaseUrl (value: unknown, name = 'baseUrl'): string | undefined {
-  if (value === undefined) return undefined
-  if (typeof value !== 'string') fail(name, 'must be a string such as "https://www.example.org"')
-  let url: URL
-  try {
-    url = new URL(value)
-  } catch {
-    fail(name, `${JSON.stringify(value)} is not an absolute URL`)
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') fail(name, 'must use http or https')
-  if (url.pathname !== '/' || url.search !== '' || url.hash !== '' || url.username !== '' || url.password !== '') {
-    fail(name, `must be an origin only (scheme, host and port), got ${JSON.stringify(value)}`)
-  }
-  return url.origin
 }
 
 function path (opts: Record<string, unknown>, name: string, fallback: string): string {

@@ -59,7 +59,8 @@ export async function buildTestApp (opts: BuildOptions = {}): Promise<TestApp> {
   const app = Fastify(opts.fastify)
   await app.register(fastifyCookie)
   // secure: false because app.inject() speaks plain http.
-  await app.register(fastifySession, { secret: SECRET, store, cookie: { secure: false }, ...opts.session })
+  // As the README wires it: anonymous visitors leave nothing in the store.
+  await app.register(fastifySession, { secret: SECRET, store, saveUninitialized: false, cookie: { secure: false }, ...opts.session })
   await app.register(schoolsResources, { catalog, authenticate: teacherOnly, baseUrl: BASE_URL, ...opts.plugin })
   opts.extend?.(app)
   await app.ready()

@@ -1,4 +1,4 @@
-import { INCREMENT_SCRIPT, READ_SCRIPT, type RedisCommandClient } from '../../lib/redis-client.js'
+import { INCREMENT_SCRIPT, READ_SCRIPT, type RedisCommandClient } from '../../lib/stores/redis/client.js'
 
 interface Entry { value: string, expiresAt: number | undefined }
 

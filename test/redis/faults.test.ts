@@ -1,7 +1,7 @@
 import t, { type Test } from 'tap'
 import type { InjectOptions } from 'fastify'
 import { Signer } from '@fastify/cookie'
-import { RedisAttemptStore, RedisSessionStore, redisRateLimitStore } from '../../lib/index.js'
+import { RedisAttemptStore, RedisSessionStore, redisRateLimitStore } from '../../lib/stores/redis/index.js'
 import { buildTestApp, formToken, openLoginForm, signIn, SECRET } from '../helpers/app.js'
 import { requireRedis, connectedClient, freePort, ThrowawayRedis } from '../helpers/redis.js'
 

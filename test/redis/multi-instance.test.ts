@@ -1,6 +1,6 @@
 import t, { type Test } from 'tap'
 import type { FastifyInstance } from 'fastify'
-import { RedisAttemptStore, RedisSessionStore, redisRateLimitStore } from '../../lib/index.js'
+import { RedisAttemptStore, RedisSessionStore, redisRateLimitStore } from '../../lib/stores/redis/index.js'
 import { buildTestApp, postLogin, signIn, signOut, TEACHER } from '../helpers/app.js'
 import { REDIS_URL, requireRedis, uniquePrefix, deleteKeys, listKeys, connectedClient } from '../helpers/redis.js'
 

@@ -1,0 +1,70 @@
+import type { FastifyReply } from 'fastify'
+import type { CategoryWithResources, Member } from '../types.js'
+import { csrfTokenFor } from '../session/csrf.js'
+import { defaultViews, type Page, type PageContext, type Views } from './views.js'
+import { applyFilter, type ResourceFilter } from './filters.js'
+import { CategoryPageCache } from './page-cache.js'
+
+export type SectionPaths = PageContext['paths']
+
+export function sectionPaths (opts: { prefix: string, loginPath: string, logoutPath: string }): SectionPaths {
+  const categoryBase = `${opts.prefix}/resources/`
+  return {
+    index: `${opts.prefix}/`,
+    login: opts.loginPath,
+    logout: opts.logoutPath,
+    category: (slug) => `${categoryBase}${encodeURIComponent(slug)}/`
+  }
+}
+
+/** The plugin's views with the host's replacements applied. */
+export function resolveViews (overrides: Partial<Views>): Views {
+  return { ...defaultViews, ...overrides }
+}
+
+export class PageRenderer {
+  readonly #views: Views
+  readonly #base: Omit<PageContext, 'member'>
+  readonly #categoryPages: CategoryPageCache | undefined
+
+  constructor (views: Views, opts: { siteName: string, signIn: boolean, stylesheet: { href?: string } }, paths: SectionPaths) {
+    this.#views = views
+    this.#base = { siteName: opts.siteName, signIn: opts.signIn, paths }
+    if (opts.stylesheet.href !== undefined) this.#base.stylesheet = opts.stylesheet.href
+    // Only the plugin's own views are cached (see page-cache.ts); a host's are rendered every time.
+    if (views.layout === defaultViews.layout && views.category === defaultViews.category) {
+      this.#categoryPages = new CategoryPageCache((data, ctx) => String(views.layout(views.category(data, ctx), ctx)))
+    }
+  }
+
+  get views (): Views {
+    return this.#views
+  }
+
+  /** The context for one page; members get a CSRF token for the logout form when the plugin owns sign-in. */
+  context (member: Member | undefined, reply: FastifyReply): PageContext {
+    return { ...this.#base, member, csrfToken: this.csrfToken(member, reply) }
+  }
+
+  /** The logout form's CSRF token for a member's page, when the plugin owns sign-in. */
+  csrfToken (member: Member | undefined, reply: FastifyReply): string | undefined {
+    return member !== undefined && this.#base.signIn ? csrfTokenFor(reply) : undefined
+  }
+
+  /** Sends `page` wrapped in the layout as an HTML document. */
+  send (reply: FastifyReply, page: Page, ctx: PageContext): FastifyReply {
+    return sendHtml(reply, String(this.#views.layout(page, ctx)))
+  }
+
+  /** Sends `member` the page of `category` with `filter` applied, and `csrfToken` in its logout form. */
+  sendCategory (reply: FastifyReply, category: CategoryWithResources, filter: ResourceFilter, member: Member, csrfToken: string | undefined): FastifyReply {
+    const ctx = { ...this.#base, member, csrfToken }
+    if (this.#categoryPages !== undefined) return sendHtml(reply, this.#categoryPages.page(category, filter, ctx))
+    const resources = applyFilter(category.resources, filter)
+    return this.send(reply, this.#views.category({ category, resources, filter }, ctx), ctx)
+  }
+}
+
+function sendHtml (reply: FastifyReply, document: string): FastifyReply {
+  return reply.type('text/html; charset=utf-8').send(document)
+}

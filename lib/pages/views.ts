@@ -1,0 +1,225 @@
+import type { Category, CategoryWithResources, Member, Resource } from '../types.js'
+import { applyFilter, resourceFilter, type ResourceFilter } from './filters.js'
+import { html, SafeHtml, unsafeRaw } from './html.js'
+
+/** What every view knows about the request it renders for. */
+export interface PageContext {
+  siteName: string
+  /** The signed-in member, when there is one. */
+  member: Member | undefined
+  /** Whether the plugin serves the login and logout routes. */
+  signIn: boolean
+  /** CSRF token for the logout form, when a member is signed in. */
+  csrfToken?: string
+  paths: {
+    index: string
+    login: string
+    logout: string
+    category: (slug: string) => string
+  }
+  /** URL of the section's stylesheet for the layout to link; undefined when the host turned it off. */
+  stylesheet?: string
+}
+
+/** A rendered page body and its title; the layout wraps it in the document. */
+export interface Page {
+  title: string
+  body: SafeHtml | string
+}
+
+export interface LoginViewData {
+  /** A return address that passed the same-site check, to carry through the form. */
+  backUrl?: string
+  /** The email to put back into the form after a failed attempt. */
+  email?: string
+  /** A message for the visitor, e.g. after wrong credentials. */
+  error?: string
+  /** CSRF token for the form. */
+  csrfToken?: string
+  /** Set while the username is locked after too many failed attempts. */
+  lockedUntil?: Date
+}
+
+export interface CategoryViewData {
+  category: CategoryWithResources
+  /** The resources to list, after the filters; all of the category's when absent. */
+  resources?: readonly Resource[]
+  /** The filters asked for and the choices the category offers; computed from the category when absent. */
+  filter?: ResourceFilter
+}
+
+/** Page renderers. Strings are sent as they are, so a replacement must escape what it interpolates (`html` does). */
+export interface Views {
+  layout (page: Page, ctx: PageContext): SafeHtml | string
+  index (data: { categories: readonly Category[] }, ctx: PageContext): Page
+  category (data: CategoryViewData, ctx: PageContext): Page
+  login (data: LoginViewData, ctx: PageContext): Page
+  notFound (data: Record<string, never>, ctx: PageContext): Page
+}
+
+function csrfField (token: string | undefined): SafeHtml | '' {
+  return token === undefined ? '' : html`<input type="hidden" name="_csrf" value="${token}">`
+}
+
+/** "09:15 UTC": the time a locked-out visitor may try again. */
+export function retryTime (date: Date): string {
+  return `${date.toISOString().slice(11, 16)} UTC`
+}
+
+function memberNav (ctx: PageContext): SafeHtml {
+  if (ctx.member !== undefined) {
+    return html`<p class="signed-in">Signed in as <strong>${ctx.member.name}</strong></p>
+      ${ctx.signIn ? html`<form method="post" action="${ctx.paths.logout}">${csrfField(ctx.csrfToken)}<button type="submit">Sign out</button></form>` : ''}`
+  }
+  return ctx.signIn ? html`<a href="${ctx.paths.login}">Sign in</a>` : html``
+}
+
+function layout (page: Page, ctx: PageContext): SafeHtml {
+  const body = page.body instanceof SafeHtml ? page.body : unsafeRaw(page.body)
+  return html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${page.title} | ${ctx.siteName}</title>
+${ctx.stylesheet === undefined ? '' : html`<link rel="stylesheet" href="${ctx.stylesheet}">`}
+</head>
+<body>
+<a class="skip-link" href="#main">Skip to content</a>
+<header class="site-header">
+<div class="site-header-inner">
+<p class="site-name"><a href="${ctx.paths.index}">${ctx.siteName}</a></p>
+<nav class="account" aria-label="Account">${memberNav(ctx)}</nav>
+</div>
+</header>
+<main id="main" class="site-main" tabindex="-1">
+${body}
+</main>
+<footer class="site-footer">
+<div class="site-footer-inner"><p><a href="${ctx.paths.index}">All resources</a> &middot; ${ctx.siteName}</p></div>
+</footer>
+</body>
+</html>
+`
+}
+
+function index ({ categories }: { categories: readonly Category[] }, ctx: PageContext): Page {
+  const list = categories.length === 0
+    ? html`<p>No categories have been published yet.</p>`
+    : html`<ul class="categories">${categories.map((c) => html`
+<li><h2><a href="${ctx.paths.category(c.slug)}">${c.title}</a></h2><p>${c.description}</p></li>`)}
+</ul>`
+  return {
+    title: 'Resources',
+    body: html`<h1>Resources</h1>
+<p class="lead">Teaching and learning resources for our school community, grouped by category.${ctx.member === undefined ? ' Members sign in to open a category.' : ''}</p>
+${list}`
+  }
+}
+
+function resourceItem (r: Resource): SafeHtml {
+  return html`
+<li class="resource">
+<h3><a href="${r.url}">${r.title}</a></h3>
+<p>${r.summary}</p>
+<dl class="resource-meta">
+<dt>Subject</dt><dd>${r.subject}</dd>
+<dt>Year levels</dt><dd>${r.yearLevels.join(', ')}</dd>
+<dt>Format</dt><dd>${r.format}</dd>
+</dl>
+</li>`
+}
+
+function select (id: string, name: string, label: string, all: string, options: readonly string[], chosen: string | undefined): SafeHtml {
+  return html`<div class="field"><label for="${id}">${label}</label>
+<select id="${id}" name="${name}"><option value="">${all}</option>${options.map((o) => html`<option${o === chosen ? html` selected` : ''}>${o}</option>`)}</select></div>`
+}
+
+function plural (n: number): string {
+  return n === 1 ? '1 resource' : `${n} resources`
+}
+
+function category (data: CategoryViewData, ctx: PageContext): Page {
+  const { category } = data
+  const filter = data.filter ?? resourceFilter(category, {})
+  const resources = data.resources ?? applyFilter(category.resources, filter)
+  const here = ctx.paths.category(category.slug)
+  const chosen = [filter.subject, filter.year].filter((v) => v !== undefined)
+  const filtered = chosen.length > 0
+
+  let listing: SafeHtml
+  if (category.resources.length === 0) {
+    listing = html`<p>No resources in this category yet.</p>`
+  } else {
+    listing = html`<form class="filters" method="get" action="${here}">
+<fieldset><legend>Filter resources</legend>
+${select('filter-subject', 'subject', 'Subject', 'All subjects', filter.subjects, filter.subject)}
+${select('filter-year', 'year', 'Year level', 'All year levels', filter.years, filter.year)}
+<div class="filter-actions"><button type="submit">Show resources</button>${filtered ? html`<a href="${here}">Clear filters</a>` : ''}</div>
+</fieldset>
+</form>
+<h2 id="resources-heading">Resources</h2>
+<p class="result-count">${filtered
+  ? `Showing ${resources.length} of ${plural(category.resources.length)} for ${chosen.join(', ')}.`
+  : `${plural(resources.length)}.`}</p>
+${resources.length === 0
+  ? html`<p>No resources match these filters. <a href="${here}">Show all resources in ${category.title}</a>.</p>`
+  : html`<ul class="resources" aria-labelledby="resources-heading">${resources.map(resourceItem)}
+</ul>`}`
+  }
+  return {
+    title: filtered ? `${category.title} (${chosen.join(', ')})` : category.title,
+    body: html`<nav class="breadcrumbs" aria-label="Breadcrumb"><ol><li><a href="${ctx.paths.index}">Resources</a></li><li><a href="${here}" aria-current="page">${category.title}</a></li></ol></nav>
+<h1>${category.title}</h1>
+<p class="lead">${category.description}</p>
+${listing}`
+  }
+}
+
+function login (data: LoginViewData, ctx: PageContext): Page {
+  const message = data.lockedUntil !== undefined
+    ? `Too many failed sign-in attempts. Try again after ${retryTime(data.lockedUntil)}.`
+    : data.error
+  const alert = message === undefined ? '' : html`<p class="error" role="alert" id="login-error">${message}</p>`
+  if (ctx.member !== undefined) {
+    return {
+      title: 'Sign in',
+      body: html`<div class="login">
+<h1>Sign in</h1>
+${alert}
+<p>You are signed in as <strong>${ctx.member.name}</strong>.</p>
+<p><a href="${data.backUrl ?? ctx.paths.index}">Continue</a></p>
+</div>`
+    }
+  }
+  return {
+    title: 'Sign in',
+    body: html`<div class="login">
+<h1>Sign in</h1>
+<p>${data.backUrl === undefined
+  ? 'Sign in with your school email address to open the members-only resources.'
+  : 'That page is for members. Sign in and you will go straight to it.'}</p>
+${alert}
+<form method="post" action="${ctx.paths.login}"${message === undefined ? '' : html` aria-describedby="login-error"`}>
+${csrfField(data.csrfToken)}
+${data.backUrl === undefined ? '' : html`<input type="hidden" name="BackURL" value="${data.backUrl}">`}
+<p><label for="email">Email</label>
+<input id="email" name="email" type="email" autocomplete="username" required value="${data.email ?? ''}"></p>
+<p><label for="password">Password</label>
+<input id="password" name="password" type="password" autocomplete="current-password" required></p>
+<p><button type="submit">Sign in</button></p>
+</form>
+</div>`
+  }
+}
+
+function notFound (_data: Record<string, never>, ctx: PageContext): Page {
+  return {
+    title: 'Page not found',
+    body: html`<h1>Page not found</h1>
+<p class="lead">There is no page at this address in the resources section. The link may be mistyped, or the page may have moved.</p>
+<p><a href="${ctx.paths.index}">Go to all resources</a></p>`
+  }
+}
+
+export const defaultViews: Views = { layout, index, category, login, notFound }

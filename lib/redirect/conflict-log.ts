@@ -1,0 +1,103 @@
+import type { FastifyBaseLogger, FastifyReply } from 'fastify'
+import { errorCodes } from '../errors.js'
+import { REDIRECT_CONFLICT_WARNING } from '../warnings.js'
+
+const { FST_SR_INVALID_OPTION } = errorCodes
+
+/**
+ * How refused redirects are written to the log. The `UserWarning` is raised for every one whatever this
+ * says; this only decides the log lines.
+ * - `'each'` (default): one `warn` line per refused redirect on the request's logger.
+ * - `{ summaryIntervalMs }`: the first refused redirect in full at once, then at most one `warn` line per
+ *   interval with the number refused since and the latest of them. An interval without any ends the
+ *   summary, so the next one is logged in full again. For sites where every anonymous visitor causes one
+ *   (crawlers, links in emails), so that the log does not grow by a line per visitor.
+ * - `false`: no log line.
+ */
+export type ConflictLogOption = 'each' | false | { summaryIntervalMs: number }
+
+export interface ConflictLog {
+  record (reply: FastifyReply, existing: string, refused: string, message: string): void
+  /** Writes what is still counted; the app is closing. */
+  close (): void
+}
+
+// setTimeout's ceiling: a longer delay fires at once.
+const MAX_INTERVAL_MS = 2 ** 31 - 1
+
+export function parseConflictLog (value: unknown, name = 'conflictLog'): ConflictLogOption {
+  if (value === undefined || value === 'each') return 'each'
+  if (value === false) return false
+  const interval = value !== null && typeof value === 'object' ? (value as { summaryIntervalMs?: unknown }).summaryIntervalMs : undefined
+  if (typeof interval !== 'number' || !Number.isSafeInteger(interval) || interval < 1 || interval > MAX_INTERVAL_MS ||
+    Object.keys(value as object).length !== 1) {
+    throw new FST_SR_INVALID_OPTION(name, `must be 'each', false, or { summaryIntervalMs: <milliseconds, 1 to ${MAX_INTERVAL_MS}> }`)
+  }
+  return { summaryIntervalMs: interval }
+}
+
+function logInFull (reply: FastifyReply, existing: string, refused: string, message: string): void {
+  reply.log.warn({ existingLocation: existing, refusedLocation: refused, code: REDIRECT_CONFLICT_WARNING }, message)
+}
+
+const each: ConflictLog = { record: logInFull, close () {} }
+const silent: ConflictLog = { record () {}, close () {} }
+
+/** Counts refused redirects and reports them once per interval; costs nothing per request but a count. */
+class ConflictSummary implements ConflictLog {
+  readonly #log: FastifyBaseLogger
+  readonly #intervalMs: number
+  #timer: NodeJS.Timeout | undefined
+  #count = 0
+  #latest = ''
+  #since = 0
+
+  constructor (log: FastifyBaseLogger, intervalMs: number) {
+    this.#log = log
+    this.#intervalMs = intervalMs
+  }
+
+  record (reply: FastifyReply, existing: string, refused: string, message: string): void {
+    if (this.#timer !== undefined) {
+      this.#count++
+      this.#latest = message
+      return
+    }
+    logInFull(reply, existing, refused, message)
+    this.#since = Date.now()
+    // Unref'd: a pending summary never keeps the process alive; close() writes it.
+    this.#timer = setTimeout(() => this.#tick(), this.#intervalMs).unref()
+  }
+
+  #tick (): void {
+    if (this.#count === 0) {
+      this.#timer = undefined
+      return
+    }
+    this.#report()
+    this.#timer!.refresh()
+  }
+
+  #report (): void {
+    const now = Date.now()
+    const seconds = Math.max(1, Math.round((now - this.#since) / 1000))
+    this.#log.warn(
+      { code: REDIRECT_CONFLICT_WARNING, count: this.#count, windowMs: now - this.#since },
+      `${this.#count} more redirect conflicts in the last ${seconds} s, each raised as UserWarning ${REDIRECT_CONFLICT_WARNING}; the latest: ${this.#latest}`
+    )
+    this.#count = 0
+    this.#since = now
+  }
+
+  close (): void {
+    clearTimeout(this.#timer)
+    this.#timer = undefined
+    if (this.#count > 0) this.#report()
+  }
+}
+
+export function conflictLog (option: ConflictLogOption, log: FastifyBaseLogger): ConflictLog {
+  if (option === 'each') return each
+  if (option === false) return silent
+  return new ConflictSummary(log, option.summaryIntervalMs)
+}

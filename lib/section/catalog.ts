@@ -1,0 +1,91 @@
+import type { Catalog, CatalogData, Category, CategoryWithResources, Resource } from '../types.js'
+import { errorCodes } from '../errors.js'
+
+const { FST_SR_INVALID_CATALOG } = errorCodes
+
+export const SLUG_PATTERN = /^[a-z0-9]+(?:-[a-z0-9]+)*$/
+export const MAX_SLUG_LENGTH = 100
+
+export function isSlug (value: string): boolean {
+  return value.length <= MAX_SLUG_LENGTH && SLUG_PATTERN.test(value)
+}
+
+function invalid (where: string, why: string): never {
+  throw new FST_SR_INVALID_CATALOG(where, why)
+}
+
+function text (value: unknown, where: string): string {
+  if (typeof value !== 'string' || value.trim() === '') invalid(where, 'must be a non-empty string')
+  return value
+}
+
+function link (value: unknown, where: string): string {
+  const url = text(value, where)
+  if (url.startsWith('/') && !url.startsWith('//')) return url
+  try {
+    const { protocol } = new URL(url)
+    if (protocol === 'http:' || protocol === 'https:') return url
+  } catch {}
+  return invalid(where, `must be an http(s) URL or a path on this site, got ${JSON.stringify(url)}`)
+}
+
+function copyResource (raw: Resource, where: string): Resource {
+  if (raw === null || typeof raw !== 'object') invalid(where, 'must be an object')
+  const yearLevels = raw.yearLevels
+  if (!Array.isArray(yearLevels) || yearLevels.length === 0) invalid(`${where}.yearLevels`, 'must be a non-empty array')
+  return Object.freeze({
+    id: text(raw.id, `${where}.id`),
+    title: text(raw.title, `${where}.title`),
+    summary: text(raw.summary, `${where}.summary`),
+    url: link(raw.url, `${where}.url`),
+    subject: text(raw.subject, `${where}.subject`),
+    yearLevels: Object.freeze(yearLevels.map((level, i) => text(level, `${where}.yearLevels[${i}]`))),
+    format: text(raw.format, `${where}.format`)
+  })
+}
+
+
+/**
+ * A catalog held in memory, checked and copied once at construction so that bad data fails at
+ * start-up rather than on a visitor's request. Its records are frozen: views cannot alter them.
+ */
+export class InMemoryCatalog implements Catalog {
+  readonly #bySlug = new Map<string, CategoryWithResources>()
+  readonly #summaries: readonly Category[]
+
+  constructor (data: CatalogData) {
+    if (data === null || typeof data !== 'object' || !Array.isArray(data.categories)) {
+      invalid('data', 'must be { categories: [...] }')
+    }
+    data.categories.forEach((raw, i) => {
+      const where = `categories[${i}]`
+      if (raw === null || typeof raw !== 'object') invalid(where, 'must be an object')
+      const slug = text(raw.slug, `${where}.slug`)
+      if (!isSlug(slug)) invalid(`${where}.slug`, `must be lower-case letters, digits and single hyphens, got ${JSON.stringify(slug)}`)
+      if (this.#bySlug.has(slug)) invalid(`${where}.slug`, `${JSON.stringify(slug)} is used twice`)
+      if (!Array.isArray(raw.resources)) invalid(`${where}.resources`, 'must be an array')
+      const ids = new Set<string>()
+      const resources = raw.resources.map((resource, j) => {
+        const copy = copyResource(resource, `${where}.resources[${j}]`)
+        if (ids.has(copy.id)) invalid(`${where}.resources[${j}].id`, `${JSON.stringify(copy.id)} is used twice`)
+        ids.add(copy.id)
+        return copy
+      })
+      this.#bySlug.set(slug, Object.freeze({
+        slug,
+        title: text(raw.title, `${where}.title`),
+        description: text(raw.description, `${where}.description`),
+        resources: Object.freeze(resources)
+      }))
+    })
+    this.#summaries = Object.freeze([...this.#bySlug.values()].map(({ slug, title, description }) => Object.freeze({ slug, title, description })))
+  }
+
+  async listCategories (): Promise<readonly Category[]> {
+    return this.#summaries
+  }
+
+  async getCategory (slug: string): Promise<CategoryWithResources | undefined> {
+    return this.#bySlug.get(slug)
+  }
+}

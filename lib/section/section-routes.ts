@@ -1,0 +1,85 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { AnonymousRedirect, Catalog } from '../types.js'
+import { kAnonymousRedirect } from '../symbols.js'
+import type { MemberLookup } from '../session/member.js'
+import { wantsJson } from '../pages/negotiation.js'
+import type { PageRenderer, SectionPaths } from '../pages/page-renderer.js'
+import { applyFilter, resourceFilter } from '../pages/filters.js'
+import { accessGuard, grantedAccess } from './access-guard.js'
+
+const CATEGORY_CACHE_CONTROL = 'private, no-store'
+
+export interface SectionDeps {
+  catalog: Catalog
+  memberOf: MemberLookup
+  pages: PageRenderer
+  paths: SectionPaths
+  prefix: string
+  baseUrl: string | undefined
+  loginPath: string
+  /** Whether being signed in is decided by the session alone (no host getMember). */
+  sessionDecides: boolean
+}
+
+/**
+ * The section index (open to everyone), the members-only category pages with their filters, and the
+ * section's own 404 page for unknown paths under the prefix.
+ */
+export function sectionRoutes (fastify: FastifyInstance, deps: SectionDeps): void {
+  const { catalog, memberOf, pages, paths, prefix } = deps
+
+  async function sectionIndex (request: FastifyRequest, reply: FastifyReply) {
+    const member = await memberOf(request) ?? undefined
+    const categories = await catalog.listCategories()
+    reply.header('vary', 'Accept')
+    if (wantsJson(request)) {
+      return { categories: categories.map((c) => ({ slug: c.slug, title: c.title, description: c.description, url: paths.category(c.slug) })) }
+    }
+    const ctx = pages.context(member, reply)
+    return pages.send(reply, pages.views.index({ categories }, ctx), ctx)
+  }
+
+  async function categoryPage (request: FastifyRequest, reply: FastifyReply) {
+    // The guard has redirected everyone else, so access is always granted here.
+    const { member, category } = grantedAccess(request)!
+    const filter = resourceFilter(category, request.query)
+    reply.header('cache-control', CATEGORY_CACHE_CONTROL).header('vary', 'Accept')
+    if (wantsJson(request)) {
+      const { resources: _all, ...summary } = category
+      return {
+        category: summary,
+        resources: applyFilter(category.resources, filter),
+        filter: { subject: filter.subject ?? null, year: filter.year ?? null, subjects: filter.subjects, years: filter.years }
+      }
+    }
+    return pages.sendCategory(reply, category, filter, member, pages.csrfToken(member, reply))
+  }
+
+  async function notFound (request: FastifyRequest, reply: FastifyReply) {
+    reply.code(404).header('vary', 'Accept')
+    const member = await memberOf(request) ?? undefined
+    if (wantsJson(request)) {
+      return { statusCode: 404, error: 'Not Found', message: 'There is no page at this address in the resources section.' }
+    }
+    const ctx = pages.context(member, reply)
+    return pages.send(reply, pages.views.notFound({}, ctx), ctx)
+  }
+
+  fastify.get(paths.index, sectionIndex)
+  // With the host's ignoreTrailingSlash the router already answers the bare prefix.
+  if (!fastify.hasRoute({ method: 'GET', url: prefix })) fastify.get(prefix, sectionIndex)
+
+  const anonymous: AnonymousRedirect = { baseUrl: deps.baseUrl, loginPath: deps.loginPath, indexPath: paths.index }
+  // A wildcard, so that every shape of slug (too long, nested, odd characters) reaches the guard. The
+  // config marks the route for the anonymous short-circuit, which may then answer requests without a
+  // session cookie first; not when the host's getMember decides, whose members may have no such cookie.
+  fastify.get(`${prefix}/resources/*`, {
+    config: deps.sessionDecides ? { [kAnonymousRedirect]: anonymous } : {},
+    onRequest: accessGuard({ memberOf, catalog, ...anonymous })
+  }, categoryPage)
+
+  // Scoped to the prefix: the host's own 404 handling stays in charge everywhere else.
+  fastify.register(async function schoolsResourcesNotFound (scoped) {
+    scoped.setNotFoundHandler(notFound)
+  }, { prefix })
+}

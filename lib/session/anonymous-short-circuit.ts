@@ -1,0 +1,72 @@
+import fp from 'fastify-plugin'
+import type { FastifyPluginCallback, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
+import { errorCodes } from '../errors.js'
+import { kAnonymousRedirect } from '../symbols.js'
+import { answerAnonymous } from '../redirect/login-redirect.js'
+
+const { FST_SR_INVALID_OPTION, FST_SR_NO_SECTION, FST_SR_PLUGIN_ORDER } = errorCodes
+
+export interface AnonymousShortCircuitOptions {
+  /** The session cookie's name: @fastify/session's `cookieName` option (default `sessionId`). */
+  cookieName?: string
+}
+
+/**
+ * Whether the request carries a session cookie, as @fastify/cookie parsed it. When the cookie plugin
+ * has not parsed anything (its hook is set to run later), any Cookie header counts: the request then
+ * takes the normal path, where the session plugin decides.
+ */
+function hasSessionCookie (request: FastifyRequest, cookieName: string): boolean {
+  const cookies = (request as { cookies?: Record<string, string | undefined> }).cookies
+  if (cookies === undefined || cookies === null) return request.headers.cookie !== undefined
+  const value = cookies[cookieName]
+  return value !== undefined && value !== ''
+}
+
+/**
+ * Opt-in, registered after @fastify/cookie and before @fastify/session: a GET or HEAD for a
+ * section's category page that carries no session cookie gets the section's login redirect here,
+ * before @fastify/session builds a session only to throw it away. The route is recognised by the
+ * route config the section puts on it, so any register prefix works. Requests with a session cookie,
+ * and every other route, take the normal path; nothing here ever serves a page. docs/session-wiring.md
+ * lists the hooks its answers skip.
+ */
+const anonymousShortCircuitPlugin: FastifyPluginCallback<AnonymousShortCircuitOptions> = (fastify, opts, done) => {
+  const cookieName = opts.cookieName ?? 'sessionId'
+  if (typeof cookieName !== 'string' || cookieName === '') {
+    done(new FST_SR_INVALID_OPTION('cookieName', 'must be the session cookie\'s name, as given to @fastify/session'))
+    return
+  }
+  // Behind the session plugin this would change nothing; say so rather than do nothing silently.
+  if (fastify.hasRequestDecorator('session')) {
+    done(new FST_SR_PLUGIN_ORDER())
+    return
+  }
+
+  let sectionRoutes = 0
+  fastify.addHook('onRoute', function countSectionRoutes (route) {
+    if (route.config?.[kAnonymousRedirect] !== undefined) sectionRoutes++
+  })
+  fastify.addHook('onReady', function anonymousShortCircuitWired (ready) {
+    ready(sectionRoutes === 0 ? new FST_SR_NO_SECTION() : undefined)
+  })
+
+  fastify.addHook('onRequest', function anonymousShortCircuit (request: FastifyRequest, reply: FastifyReply, next: HookHandlerDoneFunction) {
+    if (request.method !== 'GET' && request.method !== 'HEAD') {
+      next()
+      return
+    }
+    const target = request.routeOptions.config[kAnonymousRedirect]
+    if (target === undefined || hasSessionCookie(request, cookieName)) {
+      next()
+      return
+    }
+    answerAnonymous(request, reply, target)
+  })
+  done()
+}
+
+export const anonymousShortCircuit = fp(anonymousShortCircuitPlugin, {
+  fastify: '5.x',
+  name: 'fastify-schools-resources-anonymous-short-circuit'
+})

@@ -1,0 +1,31 @@
+/**
+ * The return address read back at sign-in: only one that stays on this site is used.
+ */
+
+/** Upper bound for a return address (Django uses the same): longer values fall back. */
+export const MAX_BACK_URL_LENGTH = 2048
+
+// C0 and C1 controls, DEL, and backslashes (browsers read "\" as "/" in special URLs).
+const UNSAFE_CHARACTERS = /[\u0000-\u001f\u007f-\u009f\\]/
+
+/**
+ * The absolute URL to return to after sign-in, or undefined when `value` would leave the site or is
+ * not a usable address. Accepts a path on this site (`/x`) or an absolute URL on this site's origin.
+ * The result is always absolute, so that a path like `//evil.example` can never be sent bare.
+ */
+export function safeBackUrl (value: unknown, origin: string): string | undefined {
+  if (typeof value !== 'string' || value === '' || value.length > MAX_BACK_URL_LENGTH) return undefined
+  if (UNSAFE_CHARACTERS.test(value)) return undefined
+  const isPath = value.startsWith('/')
+  if (isPath && value.startsWith('//')) return undefined
+  let site: URL
+  let url: URL
+  try {
+    site = new URL(origin)
+    url = isPath ? new URL(value, site) : new URL(value)
+  } catch {
+    return undefined
+  }
+  if (url.origin !== site.origin || url.username !== '' || url.password !== '') return undefined
+  return url.href
+}

@@ -1,0 +1,147 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastify'
+import type { Credentials, Member } from '../types.js'
+import { errorCodes } from '../errors.js'
+import { siteOrigin } from '../redirect/site-origin.js'
+import { CSRF_ERROR_CODES, csrfTokenFor } from '../session/csrf.js'
+import { isMember, type MemberLookup } from '../session/member.js'
+import { wantsJson } from '../pages/negotiation.js'
+import type { PageRenderer, SectionPaths } from '../pages/page-renderer.js'
+import type { LoginViewData } from '../pages/views.js'
+import { safeBackUrl } from './back-url.js'
+import type { Lockout } from './lockout.js'
+
+const { FST_SR_INVALID_MEMBER } = errorCodes
+const LOGIN_RATE_LIMITED = 'FST_SR_LOGIN_RATE_LIMITED'
+
+export interface SignInDeps {
+  authenticate: (credentials: Credentials, request: FastifyRequest) => Promise<Member | null | undefined>
+  memberOf: MemberLookup
+  pages: PageRenderer
+  paths: SectionPaths
+  baseUrl: string | undefined
+  sessionKey: string
+  lockout: Lockout | undefined
+  /** Checks the form's CSRF token (runs before the handlers). */
+  verifyCsrf: preHandlerHookHandler
+  /** Limits attempts per client address, when on. */
+  rateLimit: preHandlerHookHandler | undefined
+}
+
+// Longer values cannot be real credentials; refusing them early keeps hashing cost bounded.
+const MAX_EMAIL_LENGTH = 254
+const MAX_PASSWORD_LENGTH = 1024
+
+const EXPIRED_FORM = 'This form has expired. Please try again.'
+
+type Fields = Record<string, unknown>
+
+interface LiveSession {
+  regenerate (): Promise<void>
+  destroy (): Promise<void>
+  set (key: string, value: unknown): void
+  encryptedSessionId: string
+  cookie: { path: string, domain?: string | null }
+}
+
+function fields (value: unknown): Fields {
+  return value !== null && typeof value === 'object' ? value as Fields : {}
+}
+
+/** The name of the cookie that carries this session, found by its value (the host may have renamed it). */
+function sessionCookieName (request: FastifyRequest, session: LiveSession): string | undefined {
+  const id = session.encryptedSessionId
+  for (const [name, value] of Object.entries(request.cookies)) if (value?.endsWith(id)) return name
+  return undefined
+}
+
+/** Login form, sign-in and sign-out. The return address is checked every time it is read. */
+export function signInRoutes (fastify: FastifyInstance, deps: SignInDeps): void {
+  const { authenticate, memberOf, pages, paths, baseUrl, sessionKey, lockout } = deps
+
+  function loginPage (reply: FastifyReply, status: number, data: LoginViewData, member: Member | undefined) {
+    const ctx = pages.context(member, reply)
+    reply.code(status).header('cache-control', 'no-store')
+    return pages.send(reply, pages.views.login({ ...data, csrfToken: csrfTokenFor(reply) }, ctx), ctx)
+  }
+
+  function returnAddress (request: FastifyRequest, value: unknown): string | undefined {
+    return safeBackUrl(value, siteOrigin(request, baseUrl)) === undefined ? undefined : value as string
+  }
+
+  // Expired forms and rate limits answer with the form again (HTML) rather than a bare error.
+  fastify.setErrorHandler(async function signInErrors (error: FastifyError, request, reply) {
+    const code = error.code ?? ''
+    const isForm = request.routeOptions.url === paths.login || request.routeOptions.url === paths.logout
+    if (!isForm || wantsJson(request) || (!CSRF_ERROR_CODES.has(code) && code !== LOGIN_RATE_LIMITED)) throw error
+    const member = await memberOf(request) ?? undefined
+    const backUrl = returnAddress(request, fields(request.body).BackURL ?? fields(request.query).BackURL)
+    const status = CSRF_ERROR_CODES.has(code) ? 403 : 429
+    return loginPage(reply, status, { backUrl, error: status === 403 ? EXPIRED_FORM : error.message }, member)
+  })
+
+  fastify.get(paths.login, async function loginForm (request, reply) {
+    const member = await memberOf(request) ?? undefined
+    if (wantsJson(request)) {
+      reply.header('cache-control', 'no-store').header('vary', 'Accept')
+      return { signedIn: member !== undefined, csrfToken: csrfTokenFor(reply) }
+    }
+    return loginPage(reply, 200, { backUrl: returnAddress(request, fields(request.query).BackURL) }, member)
+  })
+
+  const guards = deps.rateLimit === undefined ? [deps.verifyCsrf] : [deps.rateLimit, deps.verifyCsrf]
+
+  fastify.post(paths.login, { preHandler: guards }, async function signIn (request, reply) {
+    const body = fields(request.body)
+    // The form posts BackURL in its body; a hand-made link may carry it in the query instead.
+    const backUrl = body.BackURL ?? fields(request.query).BackURL
+    // Checked once: the absolute URL to return to, and the value as given for the form if it comes back.
+    const returnTo = safeBackUrl(backUrl, siteOrigin(request, baseUrl))
+    const formBackUrl = returnTo === undefined ? undefined : backUrl as string
+    const email = typeof body.email === 'string' ? body.email.trim() : ''
+    const password = typeof body.password === 'string' ? body.password : ''
+
+    if (email === '' || password === '' || email.length > MAX_EMAIL_LENGTH || password.length > MAX_PASSWORD_LENGTH) {
+      return loginPage(reply, 400, { backUrl: formBackUrl, email: email.slice(0, MAX_EMAIL_LENGTH), error: 'Enter your email address and password.' }, undefined)
+    }
+
+    // A locked username is refused before its password is checked, so the answer is the same for all.
+    const lockedUntil = await lockout?.lockedUntil(email)
+    if (lockedUntil !== undefined) return lockedOut(reply, lockedUntil, formBackUrl, email)
+
+    const member = await authenticate({ email, password }, request)
+    if (member === null || member === undefined) {
+      const lockedNow = await lockout?.recordFailure(email)
+      if (lockedNow !== undefined) return lockedOut(reply, lockedNow, formBackUrl, email)
+      return loginPage(reply, 401, { backUrl: formBackUrl, email, error: 'The email address or password is incorrect.' }, undefined)
+    }
+    if (!isMember(member)) {
+      throw new FST_SR_INVALID_MEMBER(typeof member === 'object' ? 'an object without them' : typeof member)
+    }
+    await lockout?.recordSuccess(email)
+
+    // A new session id at sign-in, so that an id planted before it (session fixation) is worthless.
+    await (request.session as unknown as LiveSession).regenerate()
+    const stored: Member = { id: member.id, name: member.name }
+    if (typeof member.email === 'string') stored.email = member.email
+    ;(request.session as unknown as LiveSession).set(sessionKey, stored)
+
+    reply.header('cache-control', 'no-store')
+    return reply.redirectOnce(returnTo ?? paths.index, 303)
+  })
+
+  function lockedOut (reply: FastifyReply, until: Date, backUrl: string | undefined, email: string) {
+    reply.header('retry-after', String(Math.max(1, Math.ceil((until.getTime() - Date.now()) / 1000))))
+    return loginPage(reply, 429, { backUrl, email, lockedUntil: until }, undefined)
+  }
+
+  fastify.post(paths.logout, { preHandler: deps.verifyCsrf }, async function signOut (request, reply) {
+    const session = request.session as unknown as LiveSession
+    const cookieName = sessionCookieName(request, session)
+    const { path, domain } = session.cookie
+    await session.destroy()
+    // The browser drops the old id too, so the next visit starts a new session.
+    if (cookieName !== undefined) reply.clearCookie(cookieName, { path, ...(domain == null ? {} : { domain }) })
+    reply.header('cache-control', 'no-store')
+    return reply.redirectOnce(paths.index, 303)
+  })
+}

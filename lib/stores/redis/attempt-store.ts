@@ -1,0 +1,47 @@
+import type { AttemptCount, AttemptStore } from '../attempt-store.js'
+import {
+  assertRedisClient, INCREMENT_SCRIPT, READ_SCRIPT, prefixOption, sendBounded, timeoutOption,
+  type RedisCommandClient, type RedisStoreOptions
+} from './client.js'
+
+/**
+ * Failed-login counters in Redis, so that a lockout earned on one instance holds on all of them.
+ * Each count is one key that expires on its own (INCR + PEXPIRE in a script, atomic), so nothing piles
+ * up. Pass a connected node-redis client; the host owns it (connects, listens to its errors, closes it).
+ */
+export class RedisAttemptStore implements AttemptStore {
+  readonly #client: RedisCommandClient
+  readonly #prefix: string
+  readonly #timeoutMs: number
+
+  constructor (client: RedisCommandClient, options: RedisStoreOptions = {}) {
+    assertRedisClient(client, 'RedisAttemptStore')
+    this.#client = client
+    this.#prefix = prefixOption(options, 'schools-resources:attempts:')
+    this.#timeoutMs = timeoutOption(options)
+  }
+
+  #send (args: string[]): Promise<unknown> {
+    return sendBounded(this.#client, args, this.#timeoutMs)
+  }
+
+  async increment (key: string, windowMs: number): Promise<AttemptCount> {
+    const [count, ttl] = await this.#send(['EVAL', INCREMENT_SCRIPT, '1', this.#prefix + key, String(windowMs)]) as [number, number]
+    return { count: Number(count), expiresAt: Date.now() + Number(ttl) }
+  }
+
+  async hold (key: string, ttlMs: number): Promise<void> {
+    // PEXPIRE leaves a missing key missing, as the memory store does.
+    await this.#send(['PEXPIRE', this.#prefix + key, String(ttlMs)])
+  }
+
+  async get (key: string): Promise<AttemptCount | undefined> {
+    const reply = await this.#send(['EVAL', READ_SCRIPT, '1', this.#prefix + key]) as [number, number] | null
+    if (reply === null) return undefined
+    return { count: Number(reply[0]), expiresAt: Date.now() + Math.max(0, Number(reply[1])) }
+  }
+
+  async reset (key: string): Promise<void> {
+    await this.#send(['DEL', this.#prefix + key])
+  }
+}

@@ -1,0 +1,11 @@
+// Keys of the state this package keeps on Fastify objects. Symbol.for, so that the CommonJS and ESM
+// copies of the package (both can be loaded in one app) find each other's state. Imports nothing.
+
+/** On a reply: the Location redirectOnce has sent it to, or null. */
+export const kRedirectedTo = Symbol.for('fastify-schools-resources.redirectedTo')
+
+/** On an instance: the options redirectOnce was first registered with. */
+export const kRedirectOnceOptions = Symbol.for('fastify-schools-resources.redirectOnceOptions')
+
+/** In a route's config: the login redirect an anonymous visitor gets there (the section's category route). */
+export const kAnonymousRedirect = Symbol.for('fastify-schools-resources.anonymousRedirect')

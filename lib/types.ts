@@ -1,0 +1,80 @@
+// Shapes shared across the features, and every declaration this package merges into Fastify's and
+// @fastify/session's types, in one place. Imports nothing of ours.
+import type {} from '@fastify/session'
+import type { kAnonymousRedirect } from './symbols.js'
+
+/** A signed-in member, as kept in the session. Keep it small and JSON-serialisable. */
+export interface Member {
+  id: string
+  name: string
+  email?: string
+}
+
+export interface Credentials {
+  email: string
+  password: string
+}
+
+/** How a resource is delivered; free text is allowed for formats a school adds. */
+export type ResourceFormat = 'Worksheet' | 'Lesson plan' | 'Slides' | 'Video' | 'Interactive' | 'Assessment' | 'Reading' | (string & {})
+
+export interface Category {
+  /** One lower-case path segment, e.g. `maths`. */
+  slug: string
+  title: string
+  description: string
+}
+
+export interface Resource {
+  id: string
+  title: string
+  summary: string
+  /** Where the resource lives: an absolute http(s) URL or a path on this site. */
+  url: string
+  subject: string
+  /** e.g. `['Year 7', 'Year 8']`. */
+  yearLevels: readonly string[]
+  format: ResourceFormat
+}
+
+export interface CategoryWithResources extends Category {
+  resources: readonly Resource[]
+}
+
+/** Source of categories and resources. Async so that a database or CMS can stand behind it. */
+export interface Catalog {
+  listCategories (): Promise<readonly Category[]>
+  /** The category with its resources, or undefined when no category has that slug. */
+  getCategory (slug: string): Promise<CategoryWithResources | undefined>
+}
+
+export interface CatalogData {
+  categories: CategoryWithResources[]
+}
+
+/** Where an anonymous visitor of a members-only route is sent: the login page, then (refused) the index. */
+export interface AnonymousRedirect {
+  /** The site's origin, or undefined to use the request's own. */
+  baseUrl: string | undefined
+  loginPath: string
+  indexPath: string
+}
+
+declare module 'fastify' {
+  interface FastifyReply {
+    /**
+     * Redirects unless this reply is already directed elsewhere. A different target is refused with a
+     * `UserWarning` and `undefined`; the same target (after resolving both against the site's base URL)
+     * redirects once and returns the reply.
+     */
+    redirectOnce(url: string, code?: number): FastifyReply | undefined
+  }
+  interface FastifyContextConfig {
+    /** Set by the section on its category route; read by the anonymous short-circuit. */
+    [kAnonymousRedirect]?: AnonymousRedirect
+  }
+  interface Session {
+    /** Set at sign-in under the default `sessionKey`. */
+    member?: Member
+  }
+}

@@ -1,0 +1,39 @@
+import t from 'tap'
+import { applyFilter, resourceFilter } from '../../lib/pages/filters.js'
+import { InMemoryCatalog } from '../../lib/index.js'
+import { demoCatalog } from '../../examples/demo-catalog.js'
+
+const catalog = new InMemoryCatalog(demoCatalog)
+
+t.test('the choices are the category\'s own subjects and year levels, in school order', async (t) => {
+  const humanities = (await catalog.getCategory('humanities'))!
+  const filter = resourceFilter(humanities, {})
+  t.same(filter.subjects, ['Civics and citizenship', 'Geography', 'History'])
+  t.same(filter.years, ['Year 3', 'Year 4', 'Year 5', 'Year 6', 'Year 9', 'Year 10'], 'Year 10 after Year 9, not after Year 1')
+  t.equal(filter.subject, undefined)
+  t.equal(filter.year, undefined)
+  const wellbeing = (await catalog.getCategory('wellbeing'))!
+  t.same(resourceFilter(wellbeing, {}).years, ['Foundation', 'Year 1', 'Year 2', 'Year 5', 'Year 6'])
+})
+
+t.test('known values filter; unknown, empty, repeated or non-string values mean "all"', async (t) => {
+  const maths = (await catalog.getCategory('maths'))!
+  const both = resourceFilter(maths, { subject: 'Mathematics', year: 'Year 7' })
+  t.same([both.subject, both.year], ['Mathematics', 'Year 7'])
+  t.same(applyFilter(maths.resources, both).map((r) => r.id), ['maths-linear-equations'])
+  for (const query of [
+    { subject: 'Science', year: 'Year 11' },
+    { subject: '', year: '' },
+    { subject: ['Mathematics', 'Mathematics'], year: ['Year 7'] },
+    { subject: { $ne: 1 } },
+    null,
+    undefined,
+    'subject=Mathematics'
+  ]) {
+    const f = resourceFilter(maths, query)
+    t.same([f.subject, f.year], [undefined, undefined], JSON.stringify(query) ?? 'undefined')
+    t.equal(applyFilter(maths.resources, f).length, 4)
+  }
+  const yearOnly = resourceFilter(maths, { year: 'Year 4' })
+  t.same(applyFilter(maths.resources, yearOnly).map((r) => r.id), ['maths-fractions-wall'])
+})

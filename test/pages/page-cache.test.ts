@@ -1,0 +1,85 @@
+import t from 'tap'
+import fc from 'fast-check'
+import { defaultViews, InMemoryCatalog, type CategoryWithResources, type Catalog, type Member, type PageContext } from '../../lib/index.js'
+import { CategoryPageCache } from '../../lib/pages/page-cache.js'
+import { applyFilter, resourceFilter } from '../../lib/pages/filters.js'
+import { demoCatalog } from '../../examples/demo-catalog.js'
+import { buildTestApp, signIn, formToken } from '../helpers/app.js'
+
+const paths: PageContext['paths'] = { index: '/s/', login: '/l', logout: '/o', category: (slug) => `/s/resources/${slug}/` }
+const render = (data: Parameters<typeof defaultViews.category>[0], ctx: PageContext) => String(defaultViews.layout(defaultViews.category(data, ctx), ctx))
+
+t.test('a cached page is byte for byte the page the views render, whoever asks and however it is filtered', async (t) => {
+  const catalog = new InMemoryCatalog(demoCatalog)
+  const categories = await Promise.all((await catalog.listCategories()).map(async (c) => (await catalog.getCategory(c.slug))!))
+  // One cache per PageRenderer, whose site name, paths and signIn setting are fixed.
+  const caches = { true: new CategoryPageCache(render), false: new CategoryPageCache(render) }
+  const member = fc.record({ id: fc.string({ minLength: 1 }), name: fc.oneof(fc.string(), fc.constantFrom('<b>O\'Brien & "Co"</b>', 'Zoë', '\u0001')) })
+  fc.assert(fc.property(
+    fc.constantFrom(...categories), member, fc.option(fc.base64String({ minLength: 1 }), { nil: undefined }),
+    fc.option(fc.string(), { nil: undefined }), fc.option(fc.string(), { nil: undefined }), fc.boolean(),
+    (category: CategoryWithResources, who: Member, csrfToken, subjectPick, yearPick, signInOn) => {
+      const choices = resourceFilter(category, {})
+      // Half the time a real choice of the category, otherwise whatever was asked (ignored as "all").
+      const subject = subjectPick !== undefined && choices.subjects.length > 0 ? choices.subjects[subjectPick.length % choices.subjects.length] : subjectPick
+      const year = yearPick !== undefined && choices.years.length > 0 ? choices.years[yearPick.length % choices.years.length] : yearPick
+      const filter = resourceFilter(category, { subject, year })
+      const ctx = { siteName: 'Riverside <School>', signIn: signInOn, paths, stylesheet: '/s/a.css', member: who, csrfToken }
+      const expected = render({ category, resources: applyFilter(category.resources, filter), filter }, ctx)
+      return caches[`${signInOn}`].page(category, filter, ctx) === expected
+    }
+  ), { numRuns: 400 })
+  t.pass('400 pages compared')
+})
+
+t.test('a catalog that returns a new record after a change gets the new page', async (t) => {
+  let title = 'Mathematics'
+  const inner = new InMemoryCatalog(demoCatalog)
+  const changing: Catalog = {
+    listCategories: () => inner.listCategories(),
+    async getCategory (slug) {
+      const category = await inner.getCategory(slug)
+      return category === undefined ? undefined : { ...category, title }
+    }
+  }
+  const { app } = await buildTestApp({ plugin: { catalog: changing } })
+  t.teardown(() => app.close())
+  const cookie = await signIn(app)
+  const maths = '/schools/resources/resources/maths/'
+  t.match((await app.inject({ url: maths, headers: { cookie } })).body, '<h1>Mathematics</h1>')
+  title = 'Numeracy'
+  const after = await app.inject({ url: maths, headers: { cookie } })
+  t.match(after.body, '<h1>Numeracy</h1>')
+  t.match(after.body, '<title>Numeracy | Schools resources</title>')
+  t.notMatch(after.body, '<h1>Mathematics</h1>')
+})
+
+t.test('each page view gets its own CSRF token, and it works', async (t) => {
+  const { app } = await buildTestApp()
+  t.teardown(() => app.close())
+  const cookie = await signIn(app)
+  const maths = '/schools/resources/resources/maths/'
+  const first = formToken((await app.inject({ url: maths, headers: { cookie } })).body)
+  const second = formToken((await app.inject({ url: maths, headers: { cookie } })).body)
+  t.not(first, second, 'a fresh token per page, as without the cache')
+  const out = await app.inject({ method: 'POST', url: '/Security/logout', headers: { cookie }, payload: { _csrf: first } })
+  t.equal(out.statusCode, 303, 'an earlier page\'s token signs out')
+})
+
+t.test('a host\'s views are rendered for every request, not cached', async (t) => {
+  let calls = 0
+  const { app } = await buildTestApp({
+    plugin: {
+      views: {
+        category: (data, ctx) => {
+          calls++
+          return { title: data.category.title, body: `<p>${ctx.member?.id === 't-1' ? 'teacher view' : 'other view'}</p>` }
+        }
+      }
+    }
+  })
+  t.teardown(() => app.close())
+  const cookie = await signIn(app)
+  for (let i = 0; i < 3; i++) t.match((await app.inject({ url: '/schools/resources/resources/maths/', headers: { cookie } })).body, 'teacher view')
+  t.equal(calls, 3)
+})

@@ -1,0 +1,66 @@
+import t from 'tap'
+import { InMemoryCatalog, type CatalogData, type CategoryWithResources, type Resource } from '../../lib/index.js'
+import { isSlug } from '../../lib/section/catalog.js'
+
+const resource: Resource = {
+  id: 'r1',
+  title: 'Fraction wall',
+  summary: 'Printable fraction wall.',
+  url: 'https://www.example.org/fraction-wall.pdf',
+  subject: 'Mathematics',
+  yearLevels: ['Year 3'],
+  format: 'Worksheet'
+}
+const category: CategoryWithResources = { slug: 'maths', title: 'Mathematics', description: 'Numbers.', resources: [resource] }
+
+t.test('lists categories and finds one with its resources', async (t) => {
+  const catalog = new InMemoryCatalog({ categories: [category, { ...category, slug: 'english', title: 'English', resources: [] }] })
+  t.same(await catalog.listCategories(), [
+    { slug: 'maths', title: 'Mathematics', description: 'Numbers.' },
+    { slug: 'english', title: 'English', description: 'Numbers.' }
+  ])
+  t.same(await catalog.getCategory('maths'), category)
+  t.equal(await catalog.getCategory('astrology'), undefined)
+  t.equal(await catalog.getCategory('__proto__'), undefined)
+})
+
+t.test('records are copies and frozen: callers cannot change the catalog', async (t) => {
+  const data: CatalogData = { categories: [{ ...category, resources: [{ ...resource, yearLevels: ['Year 3'] }] }] }
+  const catalog = new InMemoryCatalog(data)
+  ;(data.categories[0] as { title: string }).title = 'Changed'
+  const found = (await catalog.getCategory('maths'))!
+  t.equal(found.title, 'Mathematics')
+  t.ok(Object.isFrozen(found) && Object.isFrozen(found.resources) && Object.isFrozen(found.resources[0]) && Object.isFrozen(found.resources[0].yearLevels))
+  t.ok(Object.isFrozen(await catalog.listCategories()))
+})
+
+t.test('bad data fails at construction with the place and the reason', async (t) => {
+  const bad: Array<[unknown, RegExp]> = [
+    [null, /data must be \{ categories/],
+    [{ categories: 'x' }, /data must be/],
+    [{ categories: [null] }, /categories\[0\] must be an object/],
+    [{ categories: [{ ...category, slug: 'Maths' }] }, /categories\[0\]\.slug must be lower-case/],
+    [{ categories: [{ ...category, slug: 'a--b' }] }, /slug must be lower-case/],
+    [{ categories: [{ ...category, slug: 7 }] }, /categories\[0\]\.slug must be a non-empty string/],
+    [{ categories: [category, category] }, /categories\[1\]\.slug "maths" is used twice/],
+    [{ categories: [{ ...category, title: '' }] }, /categories\[0\]\.title must be a non-empty string/],
+    [{ categories: [{ ...category, resources: {} }] }, /categories\[0\]\.resources must be an array/],
+    [{ categories: [{ ...category, resources: [resource, resource] }] }, /resources\[1\]\.id "r1" is used twice/],
+    [{ categories: [{ ...category, resources: ['x'] }] }, /resources\[0\] must be an object/],
+    [{ categories: [{ ...category, resources: [{ ...resource, yearLevels: [] }] }] }, /yearLevels must be a non-empty array/],
+    [{ categories: [{ ...category, resources: [{ ...resource, yearLevels: [''] }] }] }, /yearLevels\[0\] must be a non-empty string/],
+    [{ categories: [{ ...category, resources: [{ ...resource, url: 'javascript:alert(1)' }] }] }, /url must be an http\(s\) URL or a path/],
+    [{ categories: [{ ...category, resources: [{ ...resource, url: '//evil.example/x' }] }] }, /url must be an http\(s\) URL/],
+    [{ categories: [{ ...category, resources: [{ ...resource, url: 'not a url' }] }] }, /url must be an http\(s\) URL/],
+    [{ categories: [{ ...category, resources: [{ ...resource, format: undefined }] }] }, /format must be a non-empty string/]
+  ]
+  for (const [data, message] of bad) {
+    t.throws(() => new InMemoryCatalog(data as CatalogData), { code: 'FST_SR_INVALID_CATALOG', message }, String(message))
+  }
+  t.doesNotThrow(() => new InMemoryCatalog({ categories: [{ ...category, resources: [{ ...resource, url: '/files/local.pdf' }] }] }), 'site paths are fine')
+})
+
+t.test('isSlug', async (t) => {
+  for (const ok of ['maths', 'year-7', 'a1', 'x'.repeat(100)]) t.ok(isSlug(ok), ok)
+  for (const no of ['', 'Maths', '-a', 'a-', 'a--b', 'a_b', 'a.b', 'a/b', 'x'.repeat(101), 'é']) t.notOk(isSlug(no), no)
+})

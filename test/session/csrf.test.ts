@@ -1,0 +1,105 @@
+import t from 'tap'
+import Fastify from 'fastify'
+import fastifyCookie from '@fastify/cookie'
+import fastifySession from '@fastify/session'
+import csrfProtection from '@fastify/csrf-protection'
+import schoolsResources, { InMemoryCatalog } from '../../lib/index.js'
+import { SECRET, TEACHER, buildTestApp, formToken, openLoginForm, postLogin, sessionCookie, signIn, signOut, teacherOnly } from '../helpers/app.js'
+
+const MATHS = '/schools/resources/resources/maths/'
+
+t.test('sign-in without a valid token is refused with 403 and changes nothing', async (t) => {
+  const cases = ['no token', 'a wrong token', 'a token of another session', 'no session at all'] as const
+  for (const what of cases) {
+    const { app, store } = await buildTestApp()
+    const form = await openLoginForm(app)
+    const other = await openLoginForm(app)
+    const token = { 'no token': undefined, 'a wrong token': 'not-a-token', 'a token of another session': other.token, 'no session at all': form.token }[what]
+    const headers: Record<string, string> = what === 'no session at all' ? {} : { cookie: form.cookie }
+    const before = JSON.stringify([...store.sessions.entries()])
+    const res = await app.inject({
+      method: 'POST',
+      url: '/Security/login',
+      headers,
+      payload: { email: TEACHER.email, password: TEACHER.password, BackURL: MATHS, ...(token === undefined ? {} : { _csrf: token }) }
+    })
+    t.equal(res.statusCode, 403, what)
+    t.match(res.body, /role="alert"[^>]*>This form has expired\. Please try again\.</, `${what}: a clear message`)
+    t.match(res.body, `name="BackURL" value="${MATHS}"`, `${what}: the return address is kept`)
+    t.notOk([...store.sessions.values()].some((json) => JSON.parse(json).member !== undefined), `${what}: nobody signed in`)
+    if (what !== 'no session at all') t.equal(JSON.stringify([...store.sessions.entries()]), before, `${what}: the store did not change`)
+    // The page that comes back carries a fresh token that works.
+    const retry = await postLogin(app, { email: TEACHER.email, password: TEACHER.password }, { form: { cookie: sessionCookie(res) ?? headers.cookie, token: formToken(res.body) } })
+    t.equal(retry.statusCode, 303, `${what}: the fresh form works`)
+    await app.close()
+  }
+})
+
+t.test('JSON clients get the token from GET and send it in a header', async (t) => {
+  const { app } = await buildTestApp()
+  t.teardown(() => app.close())
+  const tokenRes = await app.inject({ url: '/Security/login', headers: { accept: 'application/json' } })
+  const { signedIn, csrfToken } = tokenRes.json()
+  t.equal(signedIn, false)
+  t.type(csrfToken, 'string')
+  const cookie = sessionCookie(tokenRes)!
+  const refused = await app.inject({ method: 'POST', url: '/Security/login', headers: { cookie, accept: 'application/json' }, payload: { email: TEACHER.email, password: TEACHER.password } })
+  t.equal(refused.statusCode, 403)
+  t.equal(refused.json().code, 'FST_CSRF_INVALID_TOKEN', 'JSON clients get the error as JSON')
+  const ok = await app.inject({ method: 'POST', url: '/Security/login', headers: { cookie, 'csrf-token': csrfToken }, payload: { email: TEACHER.email, password: TEACHER.password } })
+  t.equal(ok.statusCode, 303)
+  const member = await app.inject({ url: '/Security/login', headers: { cookie: sessionCookie(ok)!, accept: 'application/json' } })
+  t.equal(member.json().signedIn, true)
+})
+
+t.test('sign-out without a valid token is refused and the member stays signed in', async (t) => {
+  const { app } = await buildTestApp()
+  t.teardown(() => app.close())
+  const cookie = await signIn(app)
+  const otherCookie = await signIn(app)
+  const otherPage = await app.inject({ url: '/schools/resources/', headers: { cookie: otherCookie } })
+  for (const token of [undefined, 'forged', formToken(otherPage.body)]) {
+    const res = await app.inject({ method: 'POST', url: '/Security/logout', headers: { cookie }, payload: token === undefined ? {} : { _csrf: token } })
+    t.equal(res.statusCode, 403, String(token))
+    t.match(res.body, 'This form has expired. Please try again.')
+    t.match(res.body, 'You are signed in as <strong>Ada Teacher</strong>')
+    const page = await app.inject({ url: MATHS, headers: { cookie } })
+    t.equal(page.statusCode, 200, 'still signed in')
+  }
+  t.equal((await signOut(app, cookie)).statusCode, 303, 'the real form signs out')
+})
+
+t.test('a host that registered @fastify/csrf-protection keeps its own', async (t) => {
+  const app = Fastify()
+  t.teardown(() => app.close())
+  await app.register(fastifyCookie)
+  await app.register(fastifySession, { secret: SECRET, cookie: { secure: false } })
+  await app.register(csrfProtection, { sessionPlugin: '@fastify/session' })
+  await app.register(schoolsResources, { catalog: new InMemoryCatalog({ categories: [] }), authenticate: teacherOnly })
+  const res = await postLogin(app, { email: TEACHER.email, password: TEACHER.password })
+  t.equal(res.statusCode, 303)
+})
+
+t.test('outside the session cookie path the form renders without a token, and posting it is a 403, not a 500', async (t) => {
+  const { app } = await buildTestApp({ session: { cookie: { secure: false, path: '/members' } } })
+  t.teardown(() => app.close())
+  const form = await app.inject('/Security/login')
+  t.equal(form.statusCode, 200)
+  t.notMatch(form.body, /name="_csrf"/)
+  const res = await app.inject({ method: 'POST', url: '/Security/login', payload: { email: TEACHER.email, password: TEACHER.password } })
+  t.equal(res.statusCode, 403)
+})
+
+t.test('with a host CSRF setup that keeps its secret in a cookie, logout works without a session cookie', async (t) => {
+  const app = Fastify()
+  t.teardown(() => app.close())
+  await app.register(fastifyCookie)
+  await app.register(fastifySession, { secret: SECRET, cookie: { secure: false }, saveUninitialized: false })
+  await app.register(csrfProtection, { sessionPlugin: '@fastify/cookie' })
+  await app.register(schoolsResources, { catalog: new InMemoryCatalog({ categories: [] }), authenticate: teacherOnly })
+  const tokenRes = await app.inject({ url: '/Security/login', headers: { accept: 'application/json' } })
+  const csrfCookie = tokenRes.cookies.find((c) => c.name === '_csrf')!
+  const res = await app.inject({ method: 'POST', url: '/Security/logout', headers: { cookie: `_csrf=${csrfCookie.value}` }, payload: { _csrf: tokenRes.json().csrfToken } })
+  t.equal(res.statusCode, 303)
+  t.equal(res.cookies.find((c) => c.name === 'sessionId'), undefined, 'no session cookie to clear')
+})

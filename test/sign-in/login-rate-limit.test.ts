@@ -1,0 +1,46 @@
+import t from 'tap'
+import Fastify from 'fastify'
+import fastifyCookie from '@fastify/cookie'
+import fastifySession from '@fastify/session'
+import rateLimit from '@fastify/rate-limit'
+import schoolsResources, { InMemoryCatalog } from '../../lib/index.js'
+import { SECRET, TEACHER, buildTestApp, openLoginForm, teacherOnly } from '../helpers/app.js'
+
+t.test('one address is limited; other addresses are not', async (t) => {
+  const { app } = await buildTestApp({ plugin: { loginRateLimit: { max: 3, timeWindow: '1 minute' }, lockout: false } })
+  t.teardown(() => app.close())
+  const form = await openLoginForm(app)
+  const post = (remoteAddress: string, headers: Record<string, string> = {}) => app.inject({
+    method: 'POST', url: '/Security/login', remoteAddress, headers: { cookie: form.cookie, ...headers }, payload: { _csrf: form.token, email: `user${Math.random()}@example.org`, password: 'x' }
+  })
+  for (let i = 0; i < 3; i++) t.equal((await post('203.0.113.7')).statusCode, 401)
+  const limited = await post('203.0.113.7')
+  t.equal(limited.statusCode, 429)
+  t.match(limited.body, /role="alert"[^>]*>Too many sign-in attempts from this address\. Try again in 1 minute\.</)
+  t.ok(Number(limited.headers['retry-after']) > 0, 'Retry-After is set')
+  const json = await post('203.0.113.7', { accept: 'application/json' })
+  t.equal(json.statusCode, 429)
+  t.equal(json.json().code, 'FST_SR_LOGIN_RATE_LIMITED')
+  t.equal((await post('198.51.100.2')).statusCode, 401, 'another address is not limited')
+  const page = await app.inject({ url: '/schools/resources/', remoteAddress: '203.0.113.7' })
+  t.equal(page.statusCode, 200, 'only sign-in attempts are limited')
+})
+
+t.test('with a host-registered @fastify/rate-limit the plugin uses it', async (t) => {
+  const app = Fastify()
+  t.teardown(() => app.close())
+  await app.register(fastifyCookie)
+  await app.register(fastifySession, { secret: SECRET, cookie: { secure: false } })
+  await app.register(rateLimit, { global: false })
+  await app.register(schoolsResources, { catalog: new InMemoryCatalog({ categories: [] }), authenticate: teacherOnly, loginRateLimit: { max: 1 } })
+  const form = await openLoginForm(app)
+  const post = () => app.inject({ method: 'POST', url: '/Security/login', headers: { cookie: form.cookie }, payload: { _csrf: form.token, email: TEACHER.email, password: 'x' } })
+  t.equal((await post()).statusCode, 401)
+  t.equal((await post()).statusCode, 429)
+})
+
+t.test('bad rate-limit options fail at startup', async (t) => {
+  for (const [loginRateLimit, name] of [[{ max: -1 }, 'loginRateLimit.max'], [{ timeWindow: 0 }, 'loginRateLimit.timeWindow'], [[], 'loginRateLimit']] as const) {
+    await t.rejects(buildTestApp({ plugin: { loginRateLimit: loginRateLimit as never } }), { code: 'FST_SR_INVALID_OPTION', message: new RegExp(`"${name.replace('.', '\\.')}"`) }, name)
+  }
+})

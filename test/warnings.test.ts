@@ -1,0 +1,75 @@
+import t from 'tap'
+import { spawnSync } from 'node:child_process'
+import { resolve } from 'node:path'
+import { inspect } from 'node:util'
+import { emitProcessWarning } from '../lib/warnings.js'
+
+const built = resolve(__dirname, '../dist/lib/warnings.js')
+
+function stderrOf (flags: string[], code: string): string {
+  const res = spawnSync(process.execPath, [...flags, '-e', code], { encoding: 'utf8' })
+  return res.stderr.replace(/\(node:\d+\)/g, '(node:PID)')
+}
+
+t.test('the warning event carries the same name, code and message as process.emitWarning gives', async (t) => {
+  const seen: Array<Error & { code?: string }> = []
+  const listener = (w: Error & { code?: string }) => { if (w.code === 'TEST_CODE') seen.push(w) }
+  process.on('warning', listener)
+  t.teardown(() => { process.off('warning', listener) })
+  emitProcessWarning('hello there', 'UserWarning', 'TEST_CODE')
+  process.emitWarning('hello there', { type: 'UserWarning', code: 'TEST_CODE' })
+  await new Promise((resolve) => setImmediate(resolve))
+  t.equal(seen.length, 2)
+  for (const w of seen) {
+    t.ok(w instanceof Error)
+    t.equal(w.name, 'UserWarning')
+    t.equal(w.code, 'TEST_CODE')
+    t.equal(w.message, 'hello there')
+    t.equal(String(w), 'UserWarning: hello there')
+    t.match(inspect(w), /^(\[?)UserWarning: hello there/, 'inspected as an error')
+  }
+  t.equal(seen[0].stack, 'UserWarning: hello there', 'ours: the stack is its first line, no frames')
+  t.not(seen[0], seen[1])
+})
+
+t.test('every call raises a warning object of its own', async (t) => {
+  const seen: Error[] = []
+  const listener = (w: Error & { code?: string }) => { if (w.code === 'TEST_EACH') seen.push(w) }
+  process.on('warning', listener)
+  t.teardown(() => { process.off('warning', listener) })
+  emitProcessWarning('one', 'UserWarning', 'TEST_EACH')
+  emitProcessWarning('two', 'OtherWarning', 'TEST_EACH')
+  emitProcessWarning('three', 'UserWarning', 'TEST_EACH')
+  await new Promise((resolve) => setImmediate(resolve))
+  t.same(seen.map((w) => `${w.name}: ${w.message}`), ['UserWarning: one', 'OtherWarning: two', 'UserWarning: three'])
+  t.equal(new Set(seen).size, 3)
+  t.ok(seen.every((w) => w instanceof Error))
+})
+
+t.test('Node prints it exactly as it prints process.emitWarning', async (t) => {
+  const ours = stderrOf([], `require(${JSON.stringify(built)}).emitProcessWarning('hello there', 'UserWarning', 'TEST_CODE')`)
+  const node = stderrOf([], "process.emitWarning('hello there', { type: 'UserWarning', code: 'TEST_CODE' })")
+  t.equal(ours, node)
+  t.match(ours, /^\(node:PID\) \[TEST_CODE\] UserWarning: hello there\n/)
+})
+
+t.test('under --trace-warnings the stack is kept and starts at the caller', async (t) => {
+  const ours = stderrOf(['--trace-warnings'], `function caller () { require(${JSON.stringify(built)}).emitProcessWarning('hello there', 'UserWarning', 'TEST_CODE') }; caller()`)
+  t.match(ours, /^\(node:PID\) \[TEST_CODE\] UserWarning: hello there\n    at caller /)
+  t.notMatch(ours, /emitProcessWarning/)
+})
+
+t.test('with --trace-warnings set in this process, the stack is captured here too', async (t) => {
+  const p = process as { traceProcessWarnings?: boolean }
+  const saved = p.traceProcessWarnings
+  p.traceProcessWarnings = true
+  const seen: Error[] = []
+  const listener = (w: Error & { code?: string }) => { if (w.code === 'TEST_TRACE') seen.push(w) }
+  process.on('warning', listener)
+  t.teardown(() => { process.off('warning', listener); p.traceProcessWarnings = saved })
+  function caller (): void { emitProcessWarning('traced', 'UserWarning', 'TEST_TRACE') }
+  caller()
+  await new Promise((resolve) => setImmediate(resolve))
+  t.equal(seen.length, 1)
+  t.match(seen[0].stack, /^UserWarning: traced\n {4}at caller /)
+})
