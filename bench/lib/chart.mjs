@@ -53,14 +53,19 @@ export function svgChart ({ meta, servers, scenarios, rows, steps, referenceUs }
     })
     const x1 = x0 - 6
     const x2 = x0 + mine.length * (barW + 6)
-    // Each target as the capacity against bare Fastify it asks of ours: min × the peer's own.
-    TARGETS.filter((t) => t.scenario === scenario.name).forEach((target, i) => {
+    // Each target as the capacity against bare Fastify it asks of ours: min × the peer's own. Labels
+    // of lines close together are moved apart.
+    let lastLabelY = -Infinity
+    const lines = TARGETS.filter((t) => t.scenario === scenario.name).flatMap((target) => {
       const peer = rows.find((r) => r.scenario === scenario.name && r.server === target.peer)
-      if (peer === undefined) return
-      const at = target.min * (target.peer === 'limit' ? 1 : peer.vs.limit.cpu)
+      return peer === undefined ? [] : [{ target, at: target.min * (target.peer === 'limit' ? 1 : peer.vs.limit.cpu) }]
+    }).sort((a, b) => b.at - a.at)
+    for (const { target, at } of lines) {
+      const labelY = Math.max(y(at) + 4, lastLabelY + 12)
+      lastLabelY = labelY
       parts.push(`<line x1="${x1}" x2="${x2}" y1="${y(at)}" y2="${y(at)}" stroke="#c00" stroke-dasharray="4 3"/>`)
-      parts.push(`<text x="${x2 + 2}" y="${y(at) + 4 + i * 2}" fill="#c00" font-size="10">${escapeXml(`${target.min}× ${target.peer}`)}</text>`)
-    })
+      parts.push(`<text x="${x2 + 2}" y="${labelY}" fill="#c00" font-size="10">${escapeXml(`${target.min}× ${target.peer}`)}</text>`)
+    }
     parts.push(`<text x="${x0 + (mine.length * (barW + 6)) / 2}" y="${top + plotH + 18}" text-anchor="middle">${escapeXml(scenario.label)}</text>`)
   })
   for (const { s, x, row } of legend.items) {
@@ -100,7 +105,7 @@ function breakdownBars (steps, y0, referenceUs) {
   const plotW = W - LEFT - labelW - 80
   const scale = plotW / Math.max(...steps.map((s) => s.cpuUsPerReq), ceiling ?? 0)
   const x0 = LEFT + labelW
-  parts.push(`<text x="${LEFT}" y="${y0 + 12}" font-size="13" font-weight="bold">Signed-in page: server CPU µs per request, each step adding one thing (docs/performance.md)</text>`)
+  parts.push(`<text x="${LEFT}" y="${y0 + 12}" font-size="13" font-weight="bold">Signed-in page: server CPU µs per request, each step adding one thing</text>`)
   steps.forEach((step, i) => {
     const y = y0 + 24 + i * ROW
     const w = step.cpuUsPerReq * scale
