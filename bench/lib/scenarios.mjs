@@ -97,7 +97,8 @@ export async function memoryFlood (server, settings) {
     const sampler = setInterval(() => { maxRss = Math.max(maxRss, processSample(proc.pid).rssMiB) }, 500)
     try {
       while (total < memoryRequests) {
-        // Runs of at most 10 s (about 30,000 requests a second), so that the flood stops near its count.
+        // Runs of at most 10 s, shorter near the end (sized for 30,000 requests a second), so that the
+        // flood stops near its count.
         const seconds = Math.min(10, Math.max(1, Math.ceil((memoryRequests - total) / 30_000)))
         total += (await wrk(proc.port, { duration: seconds, connections })).requests
       }
