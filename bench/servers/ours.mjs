@@ -1,11 +1,30 @@
 // Our example server (examples/app.ts, built to dist/), with its real catalog, pages and sign-in, and a
 // memory store the runner can count over IPC. Start-up hashes the demo password with scrypt.
+// OURS_VARIANT: the same server without what later steps of the signed-in breakdown add
+// (bench/lib/servers.mjs BREAKDOWN); OURS_DIST: another build of this repository (--extra name=dir).
 import { monitorEventLoopDelay } from 'node:perf_hooks'
 import fastifySession from '@fastify/session'
-import { answerStats, baseUrl, host, port, ready, secret } from './common.mjs'
+import escapeHtml from 'escape-html'
+import { answerStats, baseUrl, host, member, port, ready, secret, smallPage } from './common.mjs'
 
-// OURS_DIST: another build of this repository (bench/run.mjs --extra name=dir), to compare before/after.
-const { buildApp } = await import(process.env.OURS_DIST === undefined ? '../../dist/examples/app.js' : `${process.env.OURS_DIST}/dist/examples/app.js`)
+const dist = process.env.OURS_DIST === undefined ? '../../dist' : `${process.env.OURS_DIST}/dist`
+const { buildApp } = await import(`${dist}/examples/app.js`)
+
+// The reference's small page, rendered through the section's views (escaped as a view must).
+const smallPageViews = {
+  layout: (page) => page.body,
+  category: ({ category }, ctx) => ({ title: category.slug, body: smallPage(escapeHtml(ctx.member.name), escapeHtml(category.slug)) })
+}
+// Each variant leaves out one more of: the CSRF token (no sign-in routes, so no logout form), the
+// security headers, our category page. Only section options change; the session wiring is the example's.
+const VARIANTS = {
+  'no-csrf': { signIn: false },
+  'no-headers': { signIn: false, helmet: false },
+  'small-page': { signIn: false, helmet: false, views: smallPageViews }
+}
+const variant = process.env.OURS_VARIANT
+if (variant !== undefined && VARIANTS[variant] === undefined) throw new Error(`OURS_VARIANT=${variant}: not one of ${Object.keys(VARIANTS).join(', ')}`)
+
 const sessions = new Map()
 const app = await buildApp({
   baseUrl,
@@ -13,12 +32,28 @@ const app = await buildApp({
   demoEmail: 'teacher@example.org',
   demoPassword: 'correct horse battery staple',
   sessionStore: new fastifySession.MemoryStore(sessions),
-  // The login probe signs in continuously from one address to measure the password hash; the
-  // per-address sign-in limit (50 per 15 minutes) would refuse it, so it is off here.
-  // OURS_CONFLICT_LOG=each: the plugin's default conflict log instead of the example's summary.
-  sectionOptions: { loginRateLimit: false, ...(process.env.OURS_CONFLICT_LOG === 'each' ? { conflictLog: 'each' } : {}) },
+  sectionOptions: {
+    // The login probe signs in continuously from one address to measure the password hash; the
+    // per-address sign-in limit (50 per 15 minutes) would refuse it, so it is off here.
+    loginRateLimit: false,
+    // OURS_CONFLICT_LOG=each: the plugin's default conflict log instead of the example's summary.
+    ...(process.env.OURS_CONFLICT_LOG === 'each' ? { conflictLog: 'each' } : {}),
+    ...VARIANTS[variant]
+  },
   logger: { level: process.env.LOG_LEVEL ?? 'info' }
 })
+if (variant !== undefined) {
+  // Without the section's sign-in routes, the bench signs in as the peers do: no password check (login
+  // is not what is compared), the member stored in a fresh session.
+  await app.register(async function benchSignIn (scope) {
+    scope.addContentTypeParser('application/x-www-form-urlencoded', (_request, _payload, done) => done(null, {}))
+    scope.post('/Security/login', async (request, reply) => {
+      await request.session.regenerate()
+      request.session.set('member', member)
+      return reply.redirect('/schools/resources/', 303)
+    })
+  })
+}
 // Counts the redirect-conflict warnings raised (also under --disable-warning, which only stops the printing).
 let warnings = 0
 process.on('warning', (w) => { if (w.code === 'FST_SR_REDIRECT_CONFLICT') warnings++ })

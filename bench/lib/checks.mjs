@@ -1,0 +1,156 @@
+// The answers every server must give before and after it is loaded: a load tool counts a wrong 302 as a
+// success, so the bench refuses to go on unless they are right. And, for our servers, every
+// redirect-conflict warning raised must be found in the server's output.
+import { createReadStream, readFileSync } from 'node:fs'
+import { request as httpRequest } from 'node:http'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { BASE_URL, CATEGORY_PATH } from './servers.mjs'
+import { serverStats, terminate } from './processes.mjs'
+
+export const EXPECTED_LOCATION = `${BASE_URL}/Security/login?BackURL=${encodeURIComponent(CATEGORY_PATH)}`
+const EXPECTED_CONFLICT = `Already directed to ${EXPECTED_LOCATION}; now trying to direct to /schools/resources/`
+const EXPECTED_WARNING = `[FST_SR_REDIRECT_CONFLICT] UserWarning: ${EXPECTED_CONFLICT}`
+const CREDENTIALS = 'email=teacher%40example.org&password=correct+horse+battery+staple'
+// Anonymous requests each check of our server makes (plain and with a forged cookie): one warning each.
+export const ANONYMOUS_REQUESTS_PER_CHECK = 2
+
+export function http (port, { method = 'GET', path = CATEGORY_PATH, headers = {}, body, agent = false } = {}) {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ host: '127.0.0.1', port, method, path, headers, agent }, (res) => {
+      let data = ''
+      res.setEncoding('utf8')
+      res.on('data', (c) => { data += c })
+      res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: data }))
+    })
+    req.on('error', reject)
+    req.end(body)
+  })
+}
+
+function sessionCookie (res) {
+  const header = res.headers['set-cookie']?.find((c) => c.startsWith('sessionId=') || c.startsWith('connect.sid='))
+  return header?.split(';', 1)[0]
+}
+
+/**
+ * Signs in as a browser does and resolves to the session cookie: opens the login form (ours carries a
+ * CSRF token tied to its session), then posts it. Servers without a form take the post alone.
+ */
+export async function signIn (port) {
+  const form = await http(port, { path: '/Security/login' })
+  const token = /name="_csrf" value="([^"]+)"/.exec(form.body)?.[1]
+  const formCookie = sessionCookie(form)
+  const headers = { 'content-type': 'application/x-www-form-urlencoded', ...(formCookie === undefined ? {} : { cookie: formCookie }) }
+  const body = token === undefined ? CREDENTIALS : `${CREDENTIALS}&_csrf=${encodeURIComponent(token)}`
+  const res = await http(port, { method: 'POST', path: '/Security/login', headers, body })
+  const cookie = sessionCookie(res)
+  if (res.status !== 303 || cookie === undefined) throw new Error(`sign-in answered ${res.status} without a session cookie`)
+  return cookie
+}
+
+/**
+ * Checks the server's answers and resolves to a signed-in member's cookie: the exact login redirect
+ * without a cookie for an anonymous visitor (and its warning, for ours), the same redirect for a forged
+ * session cookie, the member's page twice after sign-in, and only the sign-ins' sessions in the store.
+ */
+export async function checkAnswers (proc) {
+  const { server, port } = proc
+  const fail = (what) => { throw new Error(`${server.name}: wrong answer: ${what}`) }
+  const anonymous = await http(port)
+  if (anonymous.status !== 302) fail(`anonymous status ${anonymous.status}, expected 302`)
+  if (anonymous.headers.location !== EXPECTED_LOCATION) fail(`anonymous Location ${anonymous.headers.location}, expected ${EXPECTED_LOCATION}`)
+  if (anonymous.headers['set-cookie'] !== undefined) fail(`anonymous redirect sets a cookie: ${anonymous.headers['set-cookie']}`)
+  if (server.warns) {
+    // Node prints a warning on the next tick and pino writes asynchronously.
+    await sleep(50)
+    if (server.warningOutput === 'stderr-and-log-each' && !readFileSync(proc.stderrPath, 'utf8').includes(EXPECTED_WARNING)) fail('the redirect-conflict warning is missing from stderr')
+    // The first conflict of a process is logged in full (pino escapes nothing in it).
+    if (!readFileSync(proc.stdoutPath, 'utf8').includes(`"msg":"${EXPECTED_CONFLICT}"`)) fail('the redirect-conflict warning is missing from the log')
+    const { warnings } = await serverStats(proc)
+    if (!(warnings >= 1)) fail('no redirect-conflict warning was raised')
+  }
+  // The limit knows no sessions: it tells members by the Cookie header alone, so it gets no forged one.
+  if (server.cookieAware) {
+    const forged = await http(port, { headers: { cookie: 'sessionId=not-a-signed-id; connect.sid=not-a-signed-id' } })
+    if (forged.status !== 302 || forged.headers.location !== EXPECTED_LOCATION) fail(`a forged session cookie got ${forged.status} ${forged.headers.location}`)
+  }
+  const cookie = await signIn(port)
+  proc.signIns++
+  for (let i = 0; i < 2; i++) {
+    const page = await http(port, { headers: { cookie } })
+    if (page.status !== 200) fail(`signed-in status ${page.status}, expected 200`)
+    if (!/^text\/html/.test(page.headers['content-type'] ?? '')) fail(`signed-in content-type ${page.headers['content-type']}`)
+    if (!server.page.test(page.body)) fail(`signed-in page body does not match ${server.page}`)
+  }
+  if (server.sessions) await checkSessions(proc, 'after the checks')
+  return cookie
+}
+
+/** The store holds exactly the sessions of the checks' sign-ins: anonymous visitors leave nothing. */
+export async function checkSessions (proc, when) {
+  const { sessions } = await serverStats(proc)
+  if (sessions !== proc.signIns) throw new Error(`${proc.server.name}: ${sessions} sessions in the store ${when}, expected the ${proc.signIns} of the checks' sign-ins`)
+}
+
+/**
+ * After an anonymous load: one warning per anonymous request (the checks', the warm-up's, the measured
+ * run's), plus at most one per connection still in flight when wrk stopped, for each wrk run.
+ */
+export async function checkWarningsRaised (proc, { served, wrkRuns, connections }) {
+  const { warnings } = await serverStats(proc)
+  if (warnings < served || warnings > served + wrkRuns * connections) {
+    throw new Error(`${proc.server.name}: ${warnings} warnings raised for ${served} anonymous requests`)
+  }
+  return warnings
+}
+
+/**
+ * Stops our server and checks that its output accounts for every warning it raised (as its 'warning'
+ * listener counted them): none is lost. Resolves to the count found.
+ */
+export async function stopAndAccount (proc, what) {
+  if (proc.child.exitCode !== null) throw new Error(`${proc.server.name}: exited early`)
+  const { warnings: raised } = await serverStats(proc)
+  await terminate(proc)
+  const found = await warningsInOutput(proc)
+  if (found !== raised) throw new Error(`${proc.server.name} (${what}): ${raised} warnings raised, ${found} in its output`)
+  return found
+}
+
+/**
+ * The redirect-conflict warnings the server's output accounts for: printed on stderr and logged one by
+ * one, or logged in full plus the counts of the summary lines (pino JSON on stdout).
+ */
+async function warningsInOutput (proc) {
+  if (proc.server.warningOutput === 'stderr-and-log-each') {
+    const printed = await countInFile(proc.stderrPath, '[FST_SR_REDIRECT_CONFLICT] UserWarning')
+    const logged = await countInFile(proc.stdoutPath, '"code":"FST_SR_REDIRECT_CONFLICT"')
+    return Math.min(printed, logged)
+  }
+  let total = 0
+  for (const line of readFileSync(proc.stdoutPath, 'utf8').split('\n')) {
+    if (line.includes('"code":"FST_SR_REDIRECT_CONFLICT"')) total += JSON.parse(line).count ?? 1
+  }
+  return total
+}
+
+function countInFile (path, needle) {
+  return new Promise((resolve, reject) => {
+    let count = 0
+    let carry = ''
+    createReadStream(path, { encoding: 'utf8' })
+      .on('data', (chunk) => {
+        const text = carry + chunk
+        let last = 0
+        let i = text.indexOf(needle)
+        while (i !== -1) {
+          count++
+          last = i + needle.length
+          i = text.indexOf(needle, last)
+        }
+        carry = text.slice(Math.max(last, text.length - needle.length + 1))
+      })
+      .on('end', () => resolve(count))
+      .on('error', reject)
+  })
+}

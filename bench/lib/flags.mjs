@@ -1,0 +1,86 @@
+// The bench's command-line flags (node:util parseArgs) and their --help text.
+import { parseArgs } from 'node:util'
+
+export const HELP = `Usage: node bench/run.mjs [options]      (npm run bench -- [options] builds first)
+
+Measures our example server (examples/app.ts as \`npm start\` runs it) against bare Fastify, Fastify +
+@fastify/session and Express 5, checks every server's answers before and after each measurement, and
+writes docs/performance.md, docs/performance-chart.svg and docs/performance.json.
+
+  --quick                 smoke run: 1 round, 2 s per server (1 s warm-up), 50,000-request flood
+  --rounds N              interleaved rounds (default 3; quick 1)
+  --duration S            seconds measured per server and scenario (default 8; quick 2)
+  --warmup S              seconds of warm-up before each measurement (default 2; quick 1)
+  --connections N         wrk connections (default 64)
+  --memory-requests N     anonymous requests in the flood (default 1,000,000; quick 50,000)
+  --only a,b              only these servers: limit, reference, express, ours, ours-small-page,
+                          ours-no-headers, ours-no-csrf, ours-each, and --extra names
+  --skip a,b              leave out parts: throughput, breakdown, memory, login
+  --scenarios a,b         only these scenarios: anonymous, signed-in
+  --extra name=dir        also measure the example server of another build (bench/build-before.sh),
+                          started with that build's own npm-start flags; repeatable
+  --each-variant          also measure ours with Node printing and the plugin logging every warning
+  --log-level LEVEL       our server's log level (default warn; the peers log at warn)
+  --name NAME             write bench/results/NAME.{md,json} and NAME-chart.svg instead of docs/
+  --from-json FILE        render the report again from a saved run (docs/performance.json), no measuring
+  -h, --help              this text`
+
+/** The run's settings from its command-line arguments; throws on an unknown or malformed flag. */
+export function parseFlags (argv) {
+  const { values } = parseArgs({
+    args: argv,
+    strict: true,
+    allowPositionals: false,
+    options: {
+      quick: { type: 'boolean', default: false },
+      rounds: { type: 'string' },
+      duration: { type: 'string' },
+      warmup: { type: 'string' },
+      connections: { type: 'string', default: '64' },
+      'memory-requests': { type: 'string' },
+      only: { type: 'string' },
+      skip: { type: 'string' },
+      scenarios: { type: 'string' },
+      extra: { type: 'string', multiple: true, default: [] },
+      'each-variant': { type: 'boolean', default: false },
+      'log-level': { type: 'string', default: 'warn' },
+      name: { type: 'string' },
+      'from-json': { type: 'string' },
+      help: { type: 'boolean', short: 'h', default: false }
+    }
+  })
+  const number = (name, fallback) => {
+    const value = Number(values[name] ?? fallback)
+    if (!(value > 0)) throw new Error(`--${name} must be a positive number, got ${values[name]}`)
+    return value
+  }
+  const list = (name, known) => {
+    const items = values[name]?.split(',').filter(Boolean)
+    const unknown = known === undefined ? [] : (items ?? []).filter((x) => !known.includes(x))
+    if (unknown.length > 0) throw new Error(`--${name}: unknown ${unknown.join(', ')} (known: ${known.join(', ')})`)
+    return items
+  }
+  const quick = values.quick
+  return {
+    help: values.help,
+    quick,
+    rounds: number('rounds', quick ? 1 : 3),
+    duration: number('duration', quick ? 2 : 8),
+    warmup: number('warmup', quick ? 1 : 2),
+    connections: number('connections'),
+    memoryRequests: number('memory-requests', quick ? 50_000 : 1_000_000),
+    // --only is checked against the run's servers, which depend on the other flags.
+    only: list('only'),
+    skip: new Set(list('skip', ['throughput', 'breakdown', 'memory', 'login'])),
+    scenarios: list('scenarios', ['anonymous', 'signed-in']),
+    extras: values.extra.map((e) => {
+      const i = e.indexOf('=')
+      if (i < 1) throw new Error(`--extra takes name=dir, got ${e}`)
+      return { name: e.slice(0, i), dir: e.slice(i + 1) }
+    }),
+    eachVariant: values['each-variant'],
+    logLevel: values['log-level'],
+    name: values.name,
+    fromJson: values['from-json']
+  }
+}

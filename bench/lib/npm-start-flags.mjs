@@ -1,0 +1,22 @@
+// Node's flags as a build's `npm start` runs the example server (`... && node <flags> dist/examples/server.js`),
+// read from its package.json, so that the bench and the profiler run the server exactly as users do.
+// test/helpers/example-server.ts reads them the same way for the tests.
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+
+export function startFlags (packageDir) {
+  const start = JSON.parse(readFileSync(join(packageDir, 'package.json'), 'utf8')).scripts.start
+  const command = start.split('&&').pop().trim().split(/\s+/)
+  if (command[0] !== 'node' || command[command.length - 1] !== 'dist/examples/server.js') {
+    throw new Error(`${packageDir}/package.json "start" no longer ends with "node ... dist/examples/server.js": ${start}`)
+  }
+  return command.slice(1, -1)
+}
+
+/**
+ * Where a build's redirect-conflict warnings are to be found: a build whose `npm start` turns off Node's
+ * printing of them logs them as a summary; one that does not prints and logs each.
+ */
+export function warningOutputFor (flags) {
+  return flags.includes('--disable-warning=FST_SR_REDIRECT_CONFLICT') ? 'log-summary' : 'stderr-and-log-each'
+}
