@@ -78,6 +78,6 @@ t.test('the example server as npm start runs it: env settings, the first redirec
   t.type(conflicts[0].reqId, 'string')
   t.equal(conflicts[1].level, 40)
   t.equal(conflicts[1].count, 2, 'the two after it are counted')
-  t.match(conflicts[1].msg, `2 more redirect conflicts in the last `)
+  t.match(conflicts[1].msg, '2 more redirect conflicts in the last ')
   t.match(conflicts[1].msg, `; the latest: ${conflict('/schools/resources/resources/maths/')}`)
 })

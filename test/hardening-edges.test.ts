@@ -3,7 +3,6 @@ import { buildTestApp, formToken } from './helpers/app.js'
 
 // Edges of the sign-in hardening: option checks, and host errors that are not store failures.
 
-
 t.test('hardening options are checked and name the option', async (t) => {
   const cases: Array<[Record<string, unknown>, RegExp]> = [
     [{ lockout: { maxAttempts: 'ten' } }, /"lockout.maxAttempts": must be a positive whole number/],

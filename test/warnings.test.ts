@@ -55,7 +55,7 @@ t.test('Node prints it exactly as it prints process.emitWarning', async (t) => {
 
 t.test('under --trace-warnings the stack is kept and starts at the caller', async (t) => {
   const ours = stderrOf(['--trace-warnings'], `function caller () { require(${JSON.stringify(built)}).emitProcessWarning('hello there', 'UserWarning', 'TEST_CODE') }; caller()`)
-  t.match(ours, /^\(node:PID\) \[TEST_CODE\] UserWarning: hello there\n    at caller /)
+  t.match(ours, /^\(node:PID\) \[TEST_CODE\] UserWarning: hello there\n {4}at caller /)
   t.notMatch(ours, /emitProcessWarning/)
 })
 

@@ -23,7 +23,6 @@ export function loginRedirectUrl (origin: string, loginPath: string, requestUrl:
   return `${origin}${loginPath}?BackURL=${phpUrlencode(requestUrl)}`
 }
 
-
 /**
  * The answer to an anonymous visitor of a members-only route, in the legacy order: the login redirect,
  * then the redirect to the section index, which redirectOnce refuses with its warning. The access

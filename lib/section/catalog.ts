@@ -44,7 +44,6 @@ function copyResource (raw: Resource, where: string): Resource {
   })
 }
 
-
 /**
  * A catalog held in memory, checked and copied once at construction so that bad data fails at
  * start-up rather than on a visitor's request. Its records are frozen: views cannot alter them.

@@ -6,6 +6,7 @@
 export const MAX_BACK_URL_LENGTH = 2048
 
 // C0 and C1 controls, DEL, and backslashes (browsers read "\" as "/" in special URLs).
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
 const UNSAFE_CHARACTERS = /[\u0000-\u001f\u007f-\u009f\\]/
 
 /**

@@ -238,6 +238,7 @@ t.test('the default pages\' own markup is ASCII (the footer\'s middle dot is &mi
   const cookie = await signIn(app)
   for (const url of ['/schools/resources/', '/schools/resources/resources/maths/', '/Security/login', '/schools/resources/nowhere']) {
     const res = await app.inject({ url, headers: { cookie } })
+    // eslint-disable-next-line no-control-regex -- the whole ASCII range, controls included
     t.match(res.body, /^[\x00-\x7f]*$/, url)
   }
   t.match((await app.inject('/schools/resources/')).body, '<a href="/schools/resources/">All resources</a> &middot; Schools resources')

@@ -46,7 +46,7 @@ t.test('HEAD behaves like GET', async (t) => {
   t.match(page.headers['content-type'], /text\/html/)
 })
 
-t.test("spec Errors rule 1: the index redirect is refused with one warning, the login redirect reaches the client", async (t) => {
+t.test('spec Errors rule 1: the index redirect is refused with one warning, the login redirect reaches the client', async (t) => {
   const { app, catalog } = await buildTestApp()
   t.teardown(() => app.close())
   const warnings = await conflictWarnings(async () => {
