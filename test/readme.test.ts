@@ -1,7 +1,8 @@
 import t from 'tap'
-import { spawn, execFileSync } from 'node:child_process'
+import { execFileSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
+import { signInThroughForm, startListeningApp } from './helpers/listening-app.js'
 
 // The README's usage snippet, compiled with the project's TypeScript (strict, as an ES module) and run
 // as written: a host app that a reader can copy must work.
@@ -39,17 +40,7 @@ t.test('the usage snippet compiles and serves the section as the spec says', asy
     '--ignoreConfig', '--types', 'node', '--skipLibCheck', '--rootDir', dir, '--outDir', dir, join(dir, 'usage.mts')
   ], { cwd: root, stdio: 'pipe' })
 
-  const child = spawn(process.execPath, [join(dir, 'usage.mjs')], { cwd: dir, env: { ...process.env, PORT: '0' }, stdio: ['ignore', 'pipe', 'pipe'] })
-  t.teardown(() => { child.kill() })
-  const origin = await new Promise<string>((resolve, reject) => {
-    let out = ''
-    child.stdout.on('data', (chunk: Buffer) => {
-      out += chunk
-      const m = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(out)
-      if (m !== null) resolve(m[1])
-    })
-    child.once('exit', (code) => reject(new Error(`the snippet exited with ${code}: ${out}`)))
-  })
+  const origin = await startListeningApp(t, join(dir, 'usage.mjs'), dir)
 
   const category = '/schools/resources/resources/maths/'
   const anonymous = await fetch(origin + category, { redirect: 'manual' })
@@ -57,19 +48,10 @@ t.test('the usage snippet compiles and serves the section as the spec says', asy
   t.equal(anonymous.headers.get('location'), `${origin}/Security/login?BackURL=%2Fschools%2Fresources%2Fresources%2Fmaths%2F`)
   t.equal(anonymous.headers.get('set-cookie'), null, 'no session for an anonymous visitor')
 
-  const form = await fetch(anonymous.headers.get('location')!)
-  const cookie = form.headers.get('set-cookie')!.split(';')[0]
-  const token = /name="_csrf" value="([^"]+)"/.exec(await form.text())![1]
-  const signIn = await fetch(`${origin}/Security/login`, {
-    method: 'POST',
-    redirect: 'manual',
-    headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ _csrf: token, email: 'teacher@example.org', password: 'correct horse battery staple', BackURL: category }).toString()
-  })
+  const signIn = await signInThroughForm(origin, category)
   t.equal(signIn.status, 303)
-  t.equal(signIn.headers.get('location'), origin + category, 'back to the page asked for')
-  const member = signIn.headers.get('set-cookie')!.split(';')[0]
-  const page = await fetch(origin + category, { headers: { cookie: member } })
+  t.equal(signIn.location, origin + category, 'back to the page asked for')
+  const page = await fetch(origin + category, { headers: { cookie: signIn.cookie } })
   t.equal(page.status, 200)
   const body = await page.text()
   t.match(body, /<h1>Mathematics<\/h1>/)

@@ -1,0 +1,36 @@
+import { spawn } from 'node:child_process'
+import type { Test } from 'tap'
+
+/**
+ * Starts a Node program that listens on PORT (given 0 here) and logs Fastify's "Server listening at"
+ * line; resolves to its origin. The process is killed when the test ends.
+ */
+export function startListeningApp (t: Test, file: string, cwd: string): Promise<string> {
+  const child = spawn(process.execPath, [file], { cwd, env: { ...process.env, PORT: '0' }, stdio: ['ignore', 'pipe', 'pipe'] })
+  t.teardown(() => { child.kill() })
+  return new Promise<string>((resolve, reject) => {
+    let out = ''
+    const read = (chunk: Buffer) => {
+      out += chunk
+      const m = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(out)
+      if (m !== null) resolve(m[1])
+    }
+    child.stdout.on('data', read)
+    child.stderr.on('data', read)
+    child.once('exit', (code) => reject(new Error(`${file} exited with ${code}: ${out}`)))
+  })
+}
+
+/** Signs in through the login form as the demo teacher, asking to come back to `backUrl`. */
+export async function signInThroughForm (origin: string, backUrl: string): Promise<{ status: number, location: string | null, cookie: string }> {
+  const form = await fetch(`${origin}/Security/login?BackURL=${encodeURIComponent(backUrl)}`)
+  const formCookie = form.headers.get('set-cookie')!.split(';')[0]
+  const token = /name="_csrf" value="([^"]+)"/.exec(await form.text())![1]
+  const res = await fetch(`${origin}/Security/login`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { cookie: formCookie, 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ _csrf: token, email: 'teacher@example.org', password: 'correct horse battery staple', BackURL: backUrl }).toString()
+  })
+  return { status: res.status, location: res.headers.get('location'), cookie: res.headers.get('set-cookie')!.split(';')[0] }
+}
