@@ -11,8 +11,6 @@ const MESSAGE = 'This part of the site is briefly unavailable. Please try again 
  */
 export function sendStoreUnavailable (error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   request.log.warn({ code: (error as FastifyError).code, reason: error.message }, 'store unavailable: answering 503')
-  // Nothing can be saved now: stop the session plugin from trying again in onSend.
-  ;(request as unknown as { session: null }).session = null
   reply.removeHeader('location')
   reply.removeHeader('set-cookie')
   reply.code(503).header('retry-after', String(STORE_RETRY_AFTER_SECONDS)).header('cache-control', 'no-store')
