@@ -78,6 +78,14 @@ for (const shortCircuit of [false, true]) {
     const res = await app.inject({ url: MATHS, headers: { cookie } })
     t.equal(res.statusCode, 403)
     t.equal(res.body, 'suspended')
+    // Not only pages: the section's redirect of a member (an unknown category) comes after the host's hooks too.
+    const unknown = await app.inject({ url: '/schools/resources/resources/no-such-category/', headers: { cookie } })
+    t.equal(unknown.statusCode, 403)
+    t.equal(unknown.body, 'suspended')
+    suspended.clear()
+    const index = await app.inject({ url: '/schools/resources/resources/no-such-category/', headers: { cookie } })
+    t.equal(index.statusCode, 302)
+    t.equal(index.headers.location, '/schools/resources/')
   })
 
   t.test(`${mode}: the host-wide rate limit counts member pages`, async (t) => {

@@ -1,4 +1,4 @@
-import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify'
+import type { FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastify'
 import type { AnonymousRedirect, Catalog, CategoryWithResources, Member } from '../types.js'
 import { answerAnonymous } from '../redirect/login-redirect.js'
 import type { MemberLookup } from '../session/member.js'
@@ -28,12 +28,14 @@ function requestedSlug (request: FastifyRequest): string {
 }
 
 /**
- * onRequest hook of the category pages, in the legacy order: an anonymous visitor is sent to the login
+ * The category pages' own preHandler: the last hook before the page, so that every hook the host
+ * registered (onRequest to preHandler: an MFA gate, a suspension check) has run before anyone, member or
+ * not, gets an answer from the section. In the legacy order: an anonymous visitor is sent to the login
  * page, then everyone who cannot see the category is sent to the section index. For an anonymous
  * visitor that second redirect is refused by redirectOnce (with its warning) and the login redirect
  * stands; a member asking for an unknown category lands on the index.
  */
-export function accessGuard (deps: AccessGuardDeps): onRequestHookHandler {
+export function accessGuard (deps: AccessGuardDeps): preHandlerHookHandler {
   const { memberOf, catalog, indexPath } = deps
 
   /** True when the request may go on to the page; otherwise it has been redirected. */

@@ -75,7 +75,7 @@ export function sectionRoutes (fastify: FastifyInstance, deps: SectionDeps): voi
   // session cookie first; not when the host's getMember decides, whose members may have no such cookie.
   fastify.get(`${prefix}/resources/*`, {
     config: deps.sessionDecides ? { [kAnonymousRedirect]: anonymous } : {},
-    onRequest: accessGuard({ memberOf, catalog, ...anonymous })
+    preHandler: accessGuard({ memberOf, catalog, ...anonymous })
   }, categoryPage)
 
   // Scoped to the prefix: the host's own 404 handling stays in charge everywhere else.

@@ -226,7 +226,7 @@ t.test('its anonymous answers skip the hooks registered after it, and only those
   ran.length = 0
   const withCookie = await app.inject({ url: MATHS, headers: { cookie: 'sessionId=unknown' } })
   t.equal(withCookie.statusCode, 302, 'the guard answers a cookie it cannot read')
-  t.same(ran, ['onRequest before', 'onRequest after', 'onSend', 'onResponse'], 'with a cookie every onRequest hook runs')
+  t.same(ran, ['onRequest before', 'onRequest after', 'preHandler after', 'onSend', 'onResponse'], 'with a cookie every host hook runs before the guard answers')
 
   ran.length = 0
   const cookie = await signIn(app)
