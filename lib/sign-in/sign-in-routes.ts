@@ -11,7 +11,8 @@ import { safeBackUrl } from './back-url.js'
 import type { Lockout } from './lockout.js'
 
 const { FST_SR_INVALID_MEMBER } = errorCodes
-const LOGIN_RATE_LIMITED = 'FST_SR_LOGIN_RATE_LIMITED'
+// The code the rate limit's errors carry (they are made in login-rate-limit.ts).
+const LOGIN_RATE_LIMITED: keyof typeof errorCodes = 'FST_SR_LOGIN_RATE_LIMITED'
 
 export interface SignInDeps {
   authenticate: (credentials: Credentials, request: FastifyRequest) => Promise<Member | null | undefined>
@@ -35,23 +36,8 @@ const EXPIRED_FORM = 'This form has expired. Please try again.'
 
 type Fields = Record<string, unknown>
 
-interface LiveSession {
-  regenerate (): Promise<void>
-  destroy (): Promise<void>
-  set (key: string, value: unknown): void
-  encryptedSessionId: string
-  cookie: { path: string, domain?: string | null }
-}
-
 function fields (value: unknown): Fields {
   return value !== null && typeof value === 'object' ? value as Fields : {}
-}
-
-/** The name of the cookie that carries this session, found by its value (the host may have renamed it). */
-function sessionCookieName (request: FastifyRequest, session: LiveSession): string | undefined {
-  const id = session.encryptedSessionId
-  for (const [name, value] of Object.entries(request.cookies)) if (value?.endsWith(id)) return name
-  return undefined
 }
 
 /** Login form, sign-in and sign-out. The return address is checked every time it is read. */
@@ -120,10 +106,10 @@ export function signInRoutes (fastify: FastifyInstance, deps: SignInDeps): void 
     await lockout?.recordSuccess(email)
 
     // A new session id at sign-in, so that an id planted before it (session fixation) is worthless.
-    await (request.session as unknown as LiveSession).regenerate()
+    await request.session.regenerate()
     const stored: Member = { id: member.id, name: member.name }
     if (typeof member.email === 'string') stored.email = member.email
-    ;(request.session as unknown as LiveSession).set(sessionKey, stored)
+    request.session.set(sessionKey as 'member', stored)
 
     reply.header('cache-control', 'no-store')
     return reply.redirectOnce(returnTo ?? paths.index, 303)
@@ -135,12 +121,9 @@ export function signInRoutes (fastify: FastifyInstance, deps: SignInDeps): void 
   }
 
   fastify.post(paths.logout, { preHandler: deps.verifyCsrf }, async function signOut (request, reply) {
-    const session = request.session as unknown as LiveSession
-    const cookieName = sessionCookieName(request, session)
-    const { path, domain } = session.cookie
-    await session.destroy()
-    // The browser drops the old id too, so the next visit starts a new session.
-    if (cookieName !== undefined) reply.clearCookie(cookieName, { path, ...(domain == null ? {} : { domain }) })
+    // The session goes from the store, so its cookie is worthless; @fastify/session clears that cookie
+    // itself on the next request, when it finds no session behind it.
+    await request.session.destroy()
     reply.header('cache-control', 'no-store')
     return reply.redirectOnce(paths.index, 303)
   })
