@@ -1,6 +1,9 @@
 import t from 'tap'
 import { resolve } from 'node:path'
-import { cycles, importGraph, layerOf } from './helpers/import-graph.js'
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { cycles, importGraph, layerOf, SELF } from './helpers/import-graph.js'
 
 // The rule docs/architecture.md draws: the leaf hubs import nothing but each other; each feature
 // folder imports only its own modules, the leaves, and the folders below it; nothing imports the entry
@@ -12,6 +15,7 @@ const ENTRY = new Set(['index', 'esm', 'options'])
 const graph = importGraph(resolve(__dirname, '..', 'lib'))
 
 function allowed (from: string, to: string): boolean {
+  if (to === SELF) return false
   const a = layerOf(from)
   const b = layerOf(to)
   if (LEAVES.has(b)) return true
@@ -55,4 +59,31 @@ t.test('the checker finds what it is for', async (t) => {
   t.notOk(allowed('redirect/x', 'index'), 'nor the entry')
   t.notOk(allowed('errors', 'pages/views'), 'leaves import nothing upward')
   t.ok(allowed('sign-in/x', 'pages/y'))
+  t.notOk(allowed('pages/x', SELF), 'nothing imports the package by its own name')
+})
+
+t.test('the scanner sees every kind of import', async (t) => {
+  const lib = mkdtempSync(join(tmpdir(), 'import-graph-'))
+  t.teardown(() => rmSync(lib, { recursive: true, force: true }))
+  const files: Record<string, string> = {
+    'stores/redis/index.ts': "export * from './client.js'",
+    'stores/redis/client.ts': "import type { X } from '../../pages/views.js'\nexport type { X }",
+    'pages/views.ts': "import '../stores/redis'\nexport type X = 1",
+    'pages/a.mts': "const m = await import('./b.mjs')",
+    'pages/b.cts': "import x = require('../section/c.cjs')",
+    'section/c.cjs': "require('fastify-schools-resources')",
+    'section/d.js': "createRequire(__filename)('#lib')"
+  }
+  for (const [name, source] of Object.entries(files)) {
+    mkdirSync(join(lib, name, '..'), { recursive: true })
+    writeFileSync(join(lib, name), source)
+  }
+  const graph = importGraph(lib)
+  t.same([...graph.keys()].sort(), ['pages/a', 'pages/b', 'pages/views', 'section/c', 'section/d', 'stores/redis/client', 'stores/redis/index'])
+  t.same([...graph.get('pages/views')!], ['stores/redis/index'], 'a folder import is its index')
+  t.same([...graph.get('pages/a')!], ['pages/b'], 'dynamic import, .mjs to .mts')
+  t.same([...graph.get('pages/b')!], ['section/c'], 'import = require, .cjs')
+  t.same([...graph.get('section/c')!], [SELF], 'the package by its own name')
+  t.same([...graph.get('section/d')!], [SELF], 'createRequire(...)(...) with an #imports alias')
+  t.same(cycles(graph).map((c) => c.join(' → ')), ['pages/views → stores/redis/index → stores/redis/client → pages/views'], 'a type-only cycle through a folder import')
 })

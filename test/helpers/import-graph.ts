@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { dirname, join, relative, resolve } from 'node:path'
 import ts from 'typescript'
 
@@ -9,11 +9,22 @@ function sources (dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
     const path = join(dir, entry.name)
     if (entry.isDirectory()) return sources(path)
-    return /\.m?ts$/.test(entry.name) && !entry.name.endsWith('.d.ts') ? [path] : []
+    return /\.[cm]?[jt]s$/.test(entry.name) && !/\.d\.[cm]?ts$/.test(entry.name) ? [path] : []
   })
 }
 
-const moduleName = (lib: string, file: string) => relative(lib, file).replace(/\.m?ts$/, '')
+const moduleName = (lib: string, file: string) => relative(lib, file).replace(/\.[cm]?[jt]s$/, '')
+
+/** The module of lib/ a relative specifier names: `./x.js` is x.ts, a folder is its index. */
+function resolveRelative (lib: string, from: string, specifier: string): string {
+  const path = resolve(dirname(from), specifier)
+  if (existsSync(path) && statSync(path).isDirectory()) return moduleName(lib, join(path, 'index.ts'))
+  return moduleName(lib, path)
+}
+
+/** Imports of the package by its own name or by an `#imports` alias: they reach the entry. */
+export const SELF = '(the package itself)'
+const SELF_SPECIFIER = /^(?:fastify-schools-resources(?:\/|$)|#)/
 
 /**
  * Reads the imports as TypeScript sees them (`import`, `import type`, `export … from`, dynamic
@@ -23,9 +34,13 @@ export function importGraph (lib: string): ImportGraph {
   const graph: ImportGraph = new Map()
   for (const file of sources(lib)) {
     const imports = new Set<string>()
-    for (const { fileName } of ts.preProcessFile(readFileSync(file, 'utf8'), true, true).importedFiles) {
-      if (!fileName.startsWith('.')) continue
-      imports.add(moduleName(lib, resolve(dirname(file), fileName.replace(/\.m?js$/, '.ts'))))
+    const source = readFileSync(file, 'utf8')
+    const specifiers = ts.preProcessFile(source, true, true).importedFiles.map((f) => f.fileName)
+    // createRequire(...)('x') and the like, which the scanner does not see as imports.
+    for (const m of source.matchAll(/\bcreateRequire\s*\([^)]*\)\s*\(\s*['"]([^'"]+)['"]/g)) specifiers.push(m[1])
+    for (const specifier of specifiers) {
+      if (SELF_SPECIFIER.test(specifier)) imports.add(SELF)
+      else if (specifier.startsWith('.')) imports.add(resolveRelative(lib, file, specifier))
     }
     graph.set(moduleName(lib, file), imports)
   }

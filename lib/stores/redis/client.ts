@@ -52,8 +52,8 @@ export function sendBounded (client: RedisCommandClient, args: string[], timeout
     timer = setTimeout(() => reject(new FST_SR_STORE_UNAVAILABLE(`no answer from Redis within ${timeoutMs} ms (${args[0]})`)), timeoutMs)
   })
   const answer = Promise.resolve().then(() => client.sendCommand(args)).catch((err: unknown) => {
-    const cause = err instanceof Error ? err : new Error(String(err))
-    throw Object.assign(new FST_SR_STORE_UNAVAILABLE(`${args[0]} failed: ${cause.name}: ${cause.message}`), { cause })
+    const reason = err instanceof Error ? `${err.name}: ${err.message}` : String(err)
+    throw Object.assign(new FST_SR_STORE_UNAVAILABLE(`${args[0]} failed: ${reason}`), { cause: err })
   })
   return Promise.race([answer, timeout]).finally(() => clearTimeout(timer))
 }
