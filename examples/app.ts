@@ -43,9 +43,6 @@ export async function buildApp (config: ExampleConfig): Promise<FastifyInstance>
   // Store failures on the host's own routes get the same clear 503 as the section's.
   app.setErrorHandler(storeErrorHandler)
   await app.register(fastifyCookie)
-  // @fastify/session, registered by the section's resourcesSession with the same options, so that
-  // anonymous category requests and members' category pages are answered from the store, before a
-  // session is built for them (members only with rolling: false, as here).
   // Anonymous category requests (no session cookie) get their login redirect before @fastify/session
   // builds a session only to throw it away; everything else, members included, takes the normal path
   // through every hook. Registered between the cookie and the session plugins.

@@ -10,7 +10,7 @@ const app = Fastify({ logger: true })
 await app.register(fastifyCookie)
 await app.register(fastifySession, {
   secret: process.env.SESSION_SECRET ?? randomBytes(32).toString('hex'),
-  // Anonymous visitors leave nothing in the store.
+  // Visitors who are only redirected leave nothing in the store.
   saveUninitialized: false,
   cookie: { secure: 'auto', httpOnly: true, sameSite: 'lax' }
 })

@@ -1,5 +1,5 @@
-// Keys of the state this package keeps on Fastify objects. Symbol.for, so that the CommonJS and ESM
-// copies of the package (both can be loaded in one app) find each other's state. Imports nothing.
+// Keys of the state this package keeps on Fastify objects. Symbol.for, so that two installed copies of
+// the package in one app (say, the host's and a dependency's) find each other's state. Imports nothing.
 
 /** On a reply: the Location redirectOnce has sent it to, or null. */
 export const kRedirectedTo = Symbol.for('fastify-schools-resources.redirectedTo')

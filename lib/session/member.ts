@@ -10,8 +10,9 @@ export function isMember (value: unknown): value is Member {
 }
 
 /**
- * Whether the request carries a real session: @fastify/session leaves a plain object (no get()) on
- * paths outside its cookie path.
+ * Whether the request carries a real session. Outside its cookie path @fastify/session leaves a plain
+ * object (an undocumented detail), and without the session plugin's onRequest there is none: only an
+ * object with get() counts, so any other shape reads as "no session" rather than failing.
  */
 export function hasLiveSession (request: FastifyRequest): boolean {
   const session = request.session as { get?: unknown } | null | undefined
