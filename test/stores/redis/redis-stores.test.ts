@@ -116,7 +116,7 @@ t.test('every failure becomes FST_SR_STORE_UNAVAILABLE with its cause; no answer
     await t.rejects(c.result, { code: 'FST_SR_STORE_UNAVAILABLE' })
   }
   fake.failWith = 'a string'
-  await t.rejects(sendBounded(fake, ['GET', 'k'], 50), { message: /GET failed: Error: a string/ })
+  await t.rejects(sendBounded(fake, ['GET', 'k'], 50), { message: /GET failed: a string$/ })
 
   fake.failWith = undefined
   fake.hang = true
