@@ -104,13 +104,14 @@ export function signInRoutes (fastify: FastifyInstance, deps: SignInDeps): void 
       return loginPage(reply, 400, { backUrl: formBackUrl, email: email.slice(0, MAX_EMAIL_LENGTH), error: 'Enter your email address and password.' }, undefined)
     }
 
-    // A locked username is refused before its password is checked, so the answer is the same for all.
-    const lockedUntil = await lockout?.lockedUntil(email)
-    if (lockedUntil !== undefined) return lockedOut(reply, lockedUntil, formBackUrl, email)
+    // The attempt is counted before its password is checked (a burst in parallel cannot outrun the
+    // count), and a locked username is refused unchecked, so the answer is the same for all.
+    const attempt = await lockout?.begin(email)
+    if (attempt?.lockedUntil !== undefined) return lockedOut(reply, attempt.lockedUntil, formBackUrl, email)
 
     const member = await authenticate({ email, password }, request)
     if (member === null || member === undefined) {
-      const lockedNow = await lockout?.recordFailure(email)
+      const lockedNow = attempt === undefined ? undefined : await lockout!.recordFailure(email, attempt.attempt)
       if (lockedNow !== undefined) return lockedOut(reply, lockedNow, formBackUrl, email)
       return loginPage(reply, 401, { backUrl: formBackUrl, email, error: 'The email address or password is incorrect.' }, undefined)
     }
