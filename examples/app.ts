@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto'
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import fastifyCookie from '@fastify/cookie'
 import fastifySession, { type SessionStore } from '@fastify/session'
@@ -42,7 +43,8 @@ export async function buildApp (config: ExampleConfig): Promise<FastifyInstance>
 
   // Store failures on the host's own routes get the same clear 503 as the section's.
   app.setErrorHandler(storeErrorHandler)
-  await app.register(fastifyCookie)
+  // A secret of its own (derived from the session's) signs the sign-in forms' CSRF cookie.
+  await app.register(fastifyCookie, { secret: createHash('sha256').update(`csrf-cookie:${config.sessionSecret}`).digest('base64url') })
   // @fastify/session, registered by the section's resourcesSession with the same options, so that
   // anonymous category requests and members' category pages are answered from the store, before a
   // session is built for them (members only with rolling: false, as here).

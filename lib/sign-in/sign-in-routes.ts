@@ -2,7 +2,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, preHa
 import type { Credentials, Member } from '../types.js'
 import { errorCodes } from '../errors.js'
 import { siteOrigin } from '../redirect/site-origin.js'
-import { CSRF_ERROR_CODES, csrfTokenFor } from '../session/csrf.js'
+import { CSRF_COOKIE, CSRF_ERROR_CODES, csrfTokenFor } from '../session/csrf.js'
 import { isMember, type MemberLookup } from '../session/member.js'
 import { wantsJson } from '../pages/negotiation.js'
 import type { PageRenderer, SectionPaths } from '../pages/page-renderer.js'
@@ -23,6 +23,8 @@ export interface SignInDeps {
   lockout: Lockout | undefined
   /** Checks the form's CSRF token (runs before the handlers). */
   verifyCsrf: preHandlerHookHandler
+  /** Whether the CSRF cookie is the plugin's own, renewed at sign-in. */
+  renewCsrfCookie: boolean
   /** Limits attempts per client address, when on. */
   rateLimit: preHandlerHookHandler | undefined
 }
@@ -125,6 +127,8 @@ export function signInRoutes (fastify: FastifyInstance, deps: SignInDeps): void 
     const stored: Member = { id: member.id, name: member.name }
     if (typeof member.email === 'string') stored.email = member.email
     ;(request.session as unknown as LiveSession).set(sessionKey, stored)
+    // A new CSRF secret too (the next page makes it), so that a token seen before sign-in is worthless after.
+    if (deps.renewCsrfCookie) reply.clearCookie(CSRF_COOKIE, { path: '/' })
 
     reply.header('cache-control', 'no-store')
     return reply.redirectOnce(returnTo ?? paths.index, 303)

@@ -3,6 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import { requireRedis, connectedClient, freePort, listKeys, ThrowawayRedis, uniquePrefix } from '../helpers/redis.js'
 import { formToken } from '../helpers/app.js'
+import { cookiePairs } from '../helpers/listening-app.js'
 import { EXAMPLE_NODE_FLAGS, EXAMPLE_SERVER } from '../helpers/example-server.js'
 
 // The example server (dist/examples/server.js) with REDIS_URL: refusing to start without Redis, waiting
@@ -48,11 +49,11 @@ function startServer (t: Test, env: Record<string, string>): Server {
 /** Signs the demo member in over HTTP, as a browser would; returns the Cookie header. */
 async function signInOverHttp (address: string): Promise<string> {
   const form = await fetch(`${address}/Security/login`)
-  const formCookie = form.headers.getSetCookie()[0].split(';')[0]
+  const formCookie = cookiePairs(form).join('; ')
   const body = new URLSearchParams({ _csrf: formToken(await form.text()), email: 'teacher@example.org', password: 'correct horse battery staple' })
   const res = await fetch(`${address}/Security/login`, { method: 'POST', body, headers: { cookie: formCookie }, redirect: 'manual' })
   if (res.status !== 303) throw new Error(`sign-in failed: ${res.status}`)
-  return res.headers.getSetCookie()[0].split(';')[0]
+  return cookiePairs(res).find((c) => c.startsWith('sessionId='))!
 }
 
 if (requireRedis(t)) {

@@ -4,7 +4,7 @@ import fastifyCookie from '@fastify/cookie'
 import fastifySession from '@fastify/session'
 import schoolsResources, { anonymousShortCircuit, type AnonymousShortCircuitOptions, type FastifySchoolsResourcesOptions } from '../../lib/index.js'
 import { AsyncStore } from '../helpers/async-store.js'
-import { BASE_URL, CountingCatalog, SECRET, conflictWarnings, formToken, sessionCookie, signIn, teacherOnly } from '../helpers/app.js'
+import { BASE_URL, CountingCatalog, SECRET, conflictWarnings, formToken, sessionCookie, signIn, teacherOnly, withCookies } from '../helpers/app.js'
 
 const LOGIN = `${BASE_URL}/Security/login?BackURL=`
 const MATHS = '/schools/resources/resources/maths/'
@@ -135,7 +135,7 @@ t.test('cookieName follows the session plugin\'s cookie name', async (t) => {
   const login = await app.inject({
     method: 'POST',
     url: '/Security/login',
-    headers: { cookie: sessionCookie(form, 'sid')! },
+    headers: { cookie: withCookies(undefined, form) },
     payload: { email: 'teacher@example.org', password: 'correct horse battery staple', _csrf: formToken(form.body) }
   })
   const cookie = sessionCookie(login, 'sid')!
