@@ -251,3 +251,15 @@ t.test('the section is found by its route config under a register prefix', async
   t.equal(res.headers.location, `${LOGIN}%2Fsite%2Fschools%2Fresources%2Fresources%2Fmaths%2F`, 'BackURL carries the path asked for')
   t.equal(built, 0, 'answered before the session plugin built a session')
 })
+
+t.test('a request target over the limit gets the 414 here too, before any session or redirect', async (t) => {
+  const { app, sessionsBuilt, logs } = await buildShortCircuitApp()
+  const warnings = await conflictWarnings(async () => {
+    const res = await app.inject(`${MATHS}?q=${'x'.repeat(2000)}`)
+    t.equal(res.statusCode, 414)
+    t.equal(res.json().code, 'FST_SR_URI_TOO_LONG')
+  })
+  t.same(warnings, [])
+  t.equal(sessionsBuilt(), 0)
+  t.same(logs.filter((l) => l.code === 'FST_SR_REDIRECT_CONFLICT'), [])
+})
