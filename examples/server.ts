@@ -27,6 +27,12 @@ function milliseconds (name: string, fallback: number): number {
   return value
 }
 
+/** TRUST_PROXY as Fastify's trustProxy: `true`, or the proxies' addresses/CIDRs separated by commas. */
+function trustProxy (raw: string | undefined): boolean | string | undefined {
+  if (raw === undefined || raw === '' || raw === 'false') return undefined
+  return raw === 'true' ? true : raw
+}
+
 /** How long a stuck shutdown may take before the process gives up and exits non-zero. */
 const SHUTDOWN_DEADLINE_MS = 10_000
 
@@ -39,6 +45,9 @@ async function main (): Promise<void> {
     demoEmail,
     demoPassword,
     logger: { level: logLevel },
+    trustProxy: trustProxy(env.TRUST_PROXY),
+    requestTimeoutMs: milliseconds('REQUEST_TIMEOUT_MS', 30_000),
+    connectionTimeoutMs: milliseconds('CONNECTION_TIMEOUT_MS', 60_000),
     ...(redis === undefined
       ? {}
       : { redis: { client: redis, prefix: env.REDIS_PREFIX || undefined, timeoutMs: milliseconds('REDIS_TIMEOUT_MS', 2000) } })

@@ -40,7 +40,7 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
     if (opts.stylesheet.servePath !== undefined) stylesheetRoute(section, opts.stylesheet.servePath)
     sectionRoutes(section, { catalog: opts.catalog, memberOf, pages, paths, prefix: opts.prefix, baseUrl: opts.baseUrl, loginPath: opts.loginPath, sessionDecides: opts.getMember === undefined })
     if (opts.authenticate !== undefined && opts.signIn) {
-      const csrf = await registerCsrf(section)
+      const csrf = await registerCsrf(section, opts.baseUrl)
       signInRoutes(section, {
         authenticate: opts.authenticate,
         memberOf,

@@ -81,3 +81,30 @@ t.test('the example server as npm start runs it: env settings, the first redirec
   t.match(conflicts[1].msg, '2 more redirect conflicts in the last ')
   t.match(conflicts[1].msg, `; the latest: ${conflict('/schools/resources/resources/maths/')}`)
 })
+
+t.test('an https site: every cookie the example sends is Secure, behind a TLS proxy too (issue 12, item 4)', async (t) => {
+  const app = await buildApp({ ...config, baseUrl: 'https://school.test', trustProxy: true })
+  t.teardown(() => app.close())
+  const proxied = { 'x-forwarded-proto': 'https' }
+  const form = await app.inject({ url: '/Security/login', headers: proxied })
+  const ok = await postLogin(app, { email: config.demoEmail, password: config.demoPassword }, { headers: proxied, form: { cookie: form.cookies.map((c) => `${c.name}=${c.value}`).join('; '), token: /name="_csrf" value="([^"]+)"/.exec(form.body)![1] } })
+  t.equal(ok.statusCode, 303)
+  // (The sign-in's deletion of the _csrf cookie aside: it sets nothing.)
+  const cookies = [...form.cookies, ...ok.cookies].filter((c) => c.value !== '')
+  t.ok(cookies.some((c) => c.name === 'sessionId') && cookies.some((c) => c.name === '_csrf'))
+  for (const c of cookies) t.equal(c.secure, true, `${c.name} is Secure`)
+  // A request that reached Node over plain http on an https site (no proxy header) gets no cookie without it.
+  const plain = await postLogin(app, { email: config.demoEmail, password: config.demoPassword })
+  t.notOk(plain.cookies.some((c) => c.secure !== true && c.value !== ''), 'no cookie without Secure')
+})
+
+t.test('the example sets request and connection timeouts (issue 12, item 7)', async (t) => {
+  const app = await buildApp(config)
+  t.teardown(() => app.close())
+  t.equal(app.server.requestTimeout, 30_000, 'a whole request must arrive within 30 s (Fastify\'s default 0 waits forever)')
+  t.equal(app.server.timeout, 60_000, 'an idle socket is closed after 60 s')
+  t.ok(app.server.headersTimeout <= 30_000, `headers within ${app.server.headersTimeout} ms`)
+  const custom = await buildApp({ ...config, requestTimeoutMs: 5000, connectionTimeoutMs: 7000 })
+  t.teardown(() => custom.close())
+  t.same([custom.server.requestTimeout, custom.server.timeout, custom.server.headersTimeout], [5000, 7000, 5000])
+})

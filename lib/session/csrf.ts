@@ -9,18 +9,19 @@ export const CSRF_ERROR_CODES: ReadonlySet<string> = new Set(['FST_CSRF_MISSING_
 /**
  * CSRF tokens for the login and logout forms, with the secret in a cookie of its own (as Django does), not
  * in the session: a visitor who only opens the login form leaves nothing in the session store, and the
- * session starts at sign-in. The cookie is httpOnly and SameSite=Strict, Secure on https, and signed when
+ * session starts at sign-in. The cookie is httpOnly and SameSite=Strict, Secure on https (always, when `baseUrl`
+ * is https), and signed when
  * the host gave @fastify/cookie a secret. A token is worthless without the cookie it was made for. A host
  * that registered @fastify/csrf-protection keeps its own. Resolves to the hook that checks a form's token,
  * and whether the cookie is ours (then sign-in renews it).
  */
-export async function registerCsrf (section: FastifyInstance): Promise<{ verify: preHandlerHookHandler, ownCookie: boolean }> {
+export async function registerCsrf (section: FastifyInstance, baseUrl: string | undefined): Promise<{ verify: preHandlerHookHandler, ownCookie: boolean }> {
   const ownCookie = !section.hasReplyDecorator('generateCsrf')
   if (ownCookie) {
     await section.register(csrfProtection, {
       sessionPlugin: '@fastify/cookie',
       cookieKey: CSRF_COOKIE,
-      cookieOpts: { path: '/', sameSite: 'strict', httpOnly: true, secure: 'auto', signed: section.hasReplyDecorator('unsignCookie') }
+      cookieOpts: { path: '/', sameSite: 'strict', httpOnly: true, secure: baseUrl?.startsWith('https:') === true ? true : 'auto', signed: section.hasReplyDecorator('unsignCookie') }
     })
   }
   return { verify: section.csrfProtection, ownCookie }
