@@ -48,7 +48,10 @@ export async function buildApp (config: ExampleConfig): Promise<FastifyInstance>
     trustProxy: config.trustProxy,
     // Slow clients (a body trickled a byte at a time) are cut off rather than holding a socket forever.
     requestTimeout,
-    connectionTimeout: config.connectionTimeoutMs ?? 60_000
+    connectionTimeout: config.connectionTimeoutMs ?? 60_000,
+    // While closing, requests on connections already accepted are answered, not given Fastify's bare 503
+    // (which has no Retry-After); the answers close their connections (examples/server.ts).
+    return503OnClosing: false
   })
   // Node's headersTimeout must not exceed requestTimeout.
   app.server.headersTimeout = Math.min(app.server.headersTimeout, requestTimeout)
