@@ -1,7 +1,7 @@
 import t, { type Test } from 'tap'
 import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
-import { requireRedis, connectedClient, freePort, listKeys, ThrowawayRedis, uniquePrefix } from '../helpers/redis.js'
+import { requireRedis, connectedClient, freePort, listKeys, rawCommand, ThrowawayRedis, uniquePrefix } from '../helpers/redis.js'
 import { formToken } from '../helpers/app.js'
 import { cookiePairs } from '../helpers/listening-app.js'
 import { EXAMPLE_NODE_FLAGS, EXAMPLE_SERVER } from '../helpers/example-server.js'
@@ -103,6 +103,27 @@ if (requireRedis(t)) {
     t.equal(await server.exited, 0, 'clean exit')
     t.match(server.output(), 'Redis connection closed')
     t.notMatch(String(await admin.sendCommand(['CLIENT', 'LIST'])), CLIENT_NAME, 'its Redis connection is closed')
+  })
+
+  t.test('a Redis that can never work fails the start at once, with the real reason (issue 12, item 9)', async (t) => {
+    const redis = await ThrowawayRedis.start(t)
+    t.equal(await rawCommand(redis.port, ['CONFIG', 'SET', 'requirepass', 'sekret']), '+OK')
+    const cases: Array<[string, string, RegExp]> = [
+      ['a wrong password', `redis://:wrong@127.0.0.1:${redis.port}`, /cannot be used: it refused the login \(WRONGPASS /],
+      ['no password', redis.url, /cannot be used: it refused the login \(NOAUTH /],
+      ['rediss:// to a plain Redis', `rediss://127.0.0.1:${redis.port}`, /cannot be used: no TLS handshake within 2000 ms .*rediss:\/\/ needs/],
+      ['an unknown host', 'redis://no-such-host.invalid:6379', /cannot be used: its host name does not resolve \(getaddrinfo ENOTFOUND no-such-host\.invalid\)/]
+    ]
+    for (const [what, url, reason] of cases) {
+      const started = Date.now()
+      const server = startServer(t, { REDIS_URL: url, REDIS_CONNECT_TIMEOUT_MS: '30000' })
+      const code = await Promise.race([server.exited, new Promise((resolve) => setTimeout(() => resolve('still running'), 15_000))])
+      t.equal(code, 1, `${what}: exits 1 after ${Date.now() - started} ms, long before REDIS_CONNECT_TIMEOUT_MS`)
+      t.match(server.output(), reason, `${what}: says why`)
+      t.notMatch(server.output(), 'did not answer', `${what}: not "did not answer"`)
+      t.notMatch(server.output(), 'sekret', `${what}: no password in the output`)
+      server.child.kill('SIGKILL')
+    }
   })
 
   t.test('SIGTERM while Redis is stalled: the close gives up, the connection is dropped, exit 0 within the deadline (issue 12, item 9)', async (t) => {
