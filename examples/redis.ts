@@ -77,7 +77,8 @@ export function watchRedis (client: RedisClient, url: string, log: Log): void {
       (serving ? 'requests that need a session get 503 until it is back' : 'retrying'))
   })
   client.on('ready', () => {
-    if (down && serving) log.info(`Redis at ${redact(url)} is back`)
+    // At warn, as the outage was at error: whoever watches warn and above sees it end too.
+    if (down && serving) log.warn(`Redis at ${redact(url)} is back`)
     down = false
     serving = true
   })

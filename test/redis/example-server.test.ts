@@ -3,6 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import { requireRedis, connectedClient, freePort, listKeys, rawCommand, ThrowawayRedis, uniquePrefix } from '../helpers/redis.js'
 import { formToken } from '../helpers/app.js'
+import { connectRedis, createRedisClient, watchRedis } from '../../examples/redis.js'
 import { cookiePairs } from '../helpers/listening-app.js'
 import { EXAMPLE_NODE_FLAGS, EXAMPLE_SERVER } from '../helpers/example-server.js'
 
@@ -103,6 +104,22 @@ if (requireRedis(t)) {
     t.equal(await server.exited, 0, 'clean exit')
     t.match(server.output(), 'Redis connection closed')
     t.notMatch(String(await admin.sendCommand(['CLIENT', 'LIST'])), CLIENT_NAME, 'its Redis connection is closed')
+  })
+
+  t.test('the example logs an outage once at error, and its end at warn (issue 12, item 9)', async (t) => {
+    const redis = await ThrowawayRedis.start(t)
+    const lines: Array<[string, string]> = []
+    const log = { info: (m: string) => lines.push(['info', m]), warn: (m: string) => lines.push(['warn', m]), error: (_o: unknown, m: string) => lines.push(['error', m]) }
+    const client = createRedisClient(redis.url)
+    watchRedis(client, redis.url, log as never)
+    await connectRedis(client, redis.url, 5000, log as never)
+    t.teardown(() => { if (client.isOpen) client.destroy() })
+    await redis.stop()
+    await new Promise((resolve) => setTimeout(resolve, 1500))
+    await redis.resume()
+    for (const deadline = Date.now() + 5000; !lines.some(([, m]) => m.endsWith(' is back')) && Date.now() < deadline;) await new Promise((resolve) => setTimeout(resolve, 50))
+    const outage = lines.filter(([level]) => level !== 'info')
+    t.same(outage, [['error', `Redis at ${redis.url} is unreachable; requests that need a session get 503 until it is back`], ['warn', `Redis at ${redis.url} is back`]], 'one line down (not one per retry), one line back, both at warn or above')
   })
 
   t.test('a Redis that can never work fails the start at once, with the real reason (issue 12, item 9)', async (t) => {
