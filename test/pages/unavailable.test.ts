@@ -9,7 +9,7 @@ import { buildTestApp, signIn } from '../helpers/app.js'
 
 class FailingStore extends AsyncStore {
   down = false
-  get (sessionId: string, callback: (err: unknown, result?: any) => void): void {
+  override get (sessionId: string, callback: (err: unknown, result?: any) => void): void {
     if (this.down) setImmediate(() => callback(new errorCodes.FST_SR_STORE_UNAVAILABLE('no answer from Redis within 2000 ms (GET)')))
     else super.get(sessionId, callback)
   }
