@@ -117,7 +117,7 @@ if (requireRedis(t)) {
     await redis.stop()
     await new Promise((resolve) => setTimeout(resolve, 1500))
     await redis.resume()
-    for (const deadline = Date.now() + 5000; !lines.some(([, m]) => m.endsWith(' is back')) && Date.now() < deadline;) await new Promise((resolve) => setTimeout(resolve, 50))
+    for (const deadline = Date.now() + 20_000; !lines.some(([, m]) => /^Redis at \S+ is back$/.test(m)) && Date.now() < deadline;) await new Promise((resolve) => setTimeout(resolve, 50))
     const outage = lines.filter(([level]) => level !== 'info')
     t.same(outage, [['error', `Redis at ${redis.url} is unreachable; requests that need a session get 503 until it is back`], ['warn', `Redis at ${redis.url} is back`]], 'one line down (not one per retry), one line back, both at warn or above')
   })
