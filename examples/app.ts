@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto'
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import fastifyCookie from '@fastify/cookie'
 import fastifySession, { type SessionStore } from '@fastify/session'
@@ -26,13 +27,35 @@ export interface ExampleConfig {
   redis?: { client: RedisCommandClient, prefix?: string, timeoutMs?: number }
   /** Without redis: where sessions are kept (default: @fastify/session's memory store; the bench counts them). */
   sessionStore?: SessionStore
+  /**
+   * Fastify's trustProxy: behind a TLS-terminating proxy, so that the visitor's https (and address) is
+   * seen. Unset: the connection's own.
+   */
+  trustProxy?: FastifyServerOptions['trustProxy']
+  /** Milliseconds a whole request may take to arrive (default 30 s); Fastify's own default, 0, waits forever. */
+  requestTimeoutMs?: number
+  /** Milliseconds a socket may stay idle (default 60 s). */
+  connectionTimeoutMs?: number
   /** More options for the resources section (the bench turns the per-address sign-in limit off). */
   sectionOptions?: Partial<FastifySchoolsResourcesOptions>
 }
 
 /** The example site: cookie, session and the resources section, plus a home page that points to it. */
 export async function buildApp (config: ExampleConfig): Promise<FastifyInstance> {
-  const app = Fastify({ logger: config.logger ?? false })
+  const requestTimeout = config.requestTimeoutMs ?? 30_000
+  const app = Fastify({
+    logger: config.logger ?? false,
+    trustProxy: config.trustProxy,
+    // Slow clients (a body trickled a byte at a time) are cut off rather than holding a socket forever.
+    requestTimeout,
+    connectionTimeout: config.connectionTimeoutMs ?? 60_000,
+    // While closing, requests on connections already accepted are answered, not given Fastify's bare 503
+    // (which has no Retry-After); the answers close their connections (examples/server.ts).
+    return503OnClosing: false
+  })
+  // Node's headersTimeout must not exceed requestTimeout.
+  app.server.headersTimeout = Math.min(app.server.headersTimeout, requestTimeout)
+  const https = config.baseUrl?.startsWith('https:') === true
   const { authenticate } = await demoDirectory(config.demoEmail, config.demoPassword)
 
   const redis = config.redis
@@ -42,7 +65,8 @@ export async function buildApp (config: ExampleConfig): Promise<FastifyInstance>
 
   // Store failures on the host's own routes get the same clear 503 as the section's.
   app.setErrorHandler(storeErrorHandler)
-  await app.register(fastifyCookie)
+  // A secret of its own (derived from the session's) signs the sign-in forms' CSRF cookie.
+  await app.register(fastifyCookie, { secret: createHash('sha256').update(`csrf-cookie:${config.sessionSecret}`).digest('base64url') })
   // Anonymous category requests (no session cookie) get their login redirect before @fastify/session
   // builds a session only to throw it away; everything else, members included, takes the normal path
   // through every hook. Registered between the cookie and the session plugins.
@@ -57,8 +81,10 @@ export async function buildApp (config: ExampleConfig): Promise<FastifyInstance>
     // session lasts sessionMaxAge from sign-in (a school day), and a page view costs no store write.
     rolling: false,
     cookie: {
-      // Secure over https, plain over http, so the demo works on localhost.
-      secure: 'auto',
+      // An https site: always Secure (@fastify/session then writes no cookie to a request it sees as plain
+      // http, so behind a TLS proxy set trustProxy). Otherwise Secure over https, plain over http, so the
+      // demo works on localhost.
+      secure: https ? true : 'auto',
       httpOnly: true,
       sameSite: 'lax',
       maxAge

@@ -1,17 +1,49 @@
 import { createClient } from 'redis'
 import type { FastifyBaseLogger } from 'fastify'
 
+const CONNECT_TIMEOUT_MS = 2000
+
+/**
+ * Why connecting can never work by waiting, or undefined for a failure worth retrying (Redis not up
+ * yet, a network blip): a refused password, a failed TLS handshake, a host name that does not exist.
+ */
+export function permanentFailure (url: string, cause: unknown): string | undefined {
+  if (!(cause instanceof Error)) return undefined
+  const { code } = cause as { code?: unknown }
+  const message = cause.message
+  if (/^(WRONGPASS|NOAUTH|ERR (AUTH|invalid password|Client sent AUTH))/.test(message)) return `it refused the login (${message})`
+  if (code === 'ENOTFOUND') return `its host name does not resolve (${message})`
+  if (typeof code === 'string' && /^(ERR_SSL|ERR_TLS|EPROTO|CERT_|UNABLE_TO_|DEPTH_ZERO|SELF_SIGNED|HOSTNAME_MISMATCH)/.test(code)) return `the TLS connection failed (${code}: ${message})`
+  if (url.startsWith('rediss:') && /timeout/i.test(message)) {
+    return `no TLS handshake within ${CONNECT_TIMEOUT_MS} ms (${message}); does this port speak TLS? rediss:// needs one that does`
+  }
+  return undefined
+}
+
+/** Why a client's first connection cannot work, as its reconnectStrategy found (connect()'s error lacks it). */
+const startupFailures = new WeakMap<object, string>()
+
 function newClient (url: string) {
-  return createClient({
+  let connected = false
+  const client = createClient({
     url,
     name: 'schools-resources-example',
     disableOfflineQueue: true,
     commandsQueueMaxLength: 1000,
     socket: {
-      connectTimeout: 2000,
-      reconnectStrategy: (retries: number) => Math.min(100 * 2 ** retries, 1000)
+      connectTimeout: CONNECT_TIMEOUT_MS,
+      // Until the first connection, a failure that waiting cannot fix ends the attempts (connect()
+      // rejects with it); once serving, every failure is retried, so service comes back by itself.
+      reconnectStrategy: (retries: number, cause: Error) => {
+        const reason = connected ? undefined : permanentFailure(url, cause)
+        if (reason === undefined) return Math.min(100 * 2 ** retries, 1000)
+        startupFailures.set(client, reason)
+        return cause
+      }
     }
   })
+  client.once('ready', () => { connected = true })
+  return client
 }
 
 export type RedisClient = ReturnType<typeof newClient>
@@ -45,7 +77,8 @@ export function watchRedis (client: RedisClient, url: string, log: Log): void {
       (serving ? 'requests that need a session get 503 until it is back' : 'retrying'))
   })
   client.on('ready', () => {
-    if (down && serving) log.info(`Redis at ${redact(url)} is back`)
+    // At warn, as the outage was at error: whoever watches warn and above sees it end too.
+    if (down && serving) log.warn(`Redis at ${redact(url)} is back`)
     down = false
     serving = true
   })
@@ -76,8 +109,9 @@ export async function connectRedis (client: RedisClient, url: string, waitMs: nu
   try {
     await Promise.race([client.connect(), gaveUp])
   } catch (err) {
-    client.destroy()
-    throw err
+    if (client.isOpen) client.destroy()
+    const reason = startupFailures.get(client)
+    throw reason === undefined ? err : new Error(`Redis at ${redact(url)} cannot be used: ${reason}; not starting without a session store`)
   } finally {
     clearTimeout(timer)
   }

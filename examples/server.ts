@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto'
+import type { IncomingMessage } from 'node:http'
+import type { Socket } from 'node:net'
 import { buildApp } from './app.js'
 import { connectRedis, createRedisClient, redact, watchRedis, type RedisClient } from './redis.js'
 
@@ -27,6 +29,24 @@ function milliseconds (name: string, fallback: number): number {
   return value
 }
 
+/** TRUST_PROXY as Fastify's trustProxy: `true`, or the proxies' addresses/CIDRs separated by commas. */
+function trustProxy (raw: string | undefined): boolean | string | undefined {
+  if (raw === undefined || raw === '' || raw === 'false') return undefined
+  return raw === 'true' ? true : raw
+}
+
+/**
+ * Into a shutdown the server keeps accepting until no connection has arrived for DRAIN_QUIET_MS (at most
+ * DRAIN_MAX_MS): closing the listener resets the connections the kernel has queued but Node has not
+ * accepted yet, and Node's close() drops accepted ones whose request it has not read yet.
+ */
+const DRAIN_QUIET_MS = 100
+const DRAIN_MAX_MS = 2000
+/** How long closing Redis may wait for its replies before the connection is dropped. */
+const REDIS_CLOSE_MS = 2000
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
 /** How long a stuck shutdown may take before the process gives up and exits non-zero. */
 const SHUTDOWN_DEADLINE_MS = 10_000
 
@@ -39,6 +59,9 @@ async function main (): Promise<void> {
     demoEmail,
     demoPassword,
     logger: { level: logLevel },
+    trustProxy: trustProxy(env.TRUST_PROXY),
+    requestTimeoutMs: milliseconds('REQUEST_TIMEOUT_MS', 30_000),
+    connectionTimeoutMs: milliseconds('CONNECTION_TIMEOUT_MS', 60_000),
     ...(redis === undefined
       ? {}
       : { redis: { client: redis, prefix: env.REDIS_PREFIX || undefined, timeoutMs: milliseconds('REDIS_TIMEOUT_MS', 2000) } })
@@ -53,9 +76,15 @@ async function main (): Promise<void> {
       throw err
     }
     // Runs after the server has stopped accepting and the requests in flight are done.
+    // A stalled Redis never answers close(): give it REDIS_CLOSE_MS, then drop the connection.
     app.addHook('onClose', async () => {
-      await redis.close()
-      app.log.info('Redis connection closed')
+      const closed = await Promise.race([redis.close().then(() => true, () => false), sleep(REDIS_CLOSE_MS).then(() => false)])
+      if (closed) {
+        app.log.info('Redis connection closed')
+      } else {
+        redis.destroy()
+        app.log.warn(`Redis did not confirm the close within ${REDIS_CLOSE_MS} ms; connection dropped`)
+      }
     })
   }
   // While shutting down, answers close their keep-alive connections, so that close() need not wait
@@ -64,15 +93,28 @@ async function main (): Promise<void> {
   app.addHook('onSend', async (_request, reply) => {
     if (closing) reply.header('connection', 'close')
   })
+  // Connections accepted whose first request has not been read yet: close() would drop them as idle.
+  const unread = new Set<Socket>()
+  let lastConnection = 0
+  app.server.on('connection', (socket: Socket) => {
+    lastConnection = Date.now()
+    unread.add(socket)
+    socket.once('close', () => unread.delete(socket))
+  })
+  app.server.on('request', (request: IncomingMessage) => { unread.delete(request.socket) })
+  async function drain (): Promise<void> {
+    const started = Date.now()
+    while ((unread.size > 0 || Date.now() - lastConnection < DRAIN_QUIET_MS) && Date.now() - started < DRAIN_MAX_MS) await sleep(10)
+  }
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, () => {
       closing = true
-      app.log.info({ signal }, 'shutting down: no new connections; finishing requests in flight')
+      app.log.info({ signal }, 'shutting down: answering the connections already made, then no new ones')
       setTimeout(() => {
         app.log.error(`shutdown took longer than ${SHUTDOWN_DEADLINE_MS} ms; exiting`)
         process.exit(1)
       }, SHUTDOWN_DEADLINE_MS).unref()
-      app.close().then(() => process.exit(0), () => process.exit(1))
+      drain().then(() => app.close()).then(() => process.exit(0), () => process.exit(1))
     })
   }
   const address = await app.listen({ port, host })

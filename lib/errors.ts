@@ -77,6 +77,13 @@ const FST_SR_PLUGIN_ORDER = createError(
   500
 )
 
+/** A category page's request target (path and query) is longer than the section accepts. */
+const FST_SR_URI_TOO_LONG = createError<[number]>(
+  'FST_SR_URI_TOO_LONG',
+  'fastify-schools-resources: the address is longer than %d characters',
+  414
+)
+
 export const errorCodes = {
   FST_SR_INVALID_OPTION,
   FST_SR_INVALID_CATALOG,
@@ -84,6 +91,7 @@ export const errorCodes = {
   FST_SR_INVALID_REDIRECT_URL,
   FST_SR_INVALID_MEMBER,
   FST_SR_BAD_HOST,
+  FST_SR_URI_TOO_LONG,
   FST_SR_STORE_UNAVAILABLE,
   FST_SR_LOGIN_RATE_LIMITED,
   FST_SR_NO_SECTION,

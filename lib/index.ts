@@ -40,6 +40,7 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
     if (opts.stylesheet.servePath !== undefined) stylesheetRoute(section, opts.stylesheet.servePath)
     sectionRoutes(section, { catalog: opts.catalog, memberOf, pages, paths, prefix: opts.prefix, baseUrl: opts.baseUrl, loginPath: opts.loginPath, sessionDecides: opts.getMember === undefined })
     if (opts.authenticate !== undefined && opts.signIn) {
+      const csrf = await registerCsrf(section, opts.baseUrl)
       signInRoutes(section, {
         authenticate: opts.authenticate,
         memberOf,
@@ -48,7 +49,8 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
         baseUrl: opts.baseUrl,
         sessionKey: opts.sessionKey,
         lockout: opts.lockout === false ? undefined : new Lockout(opts.lockout),
-        verifyCsrf: await registerCsrf(section),
+        verifyCsrf: csrf.verify,
+        renewCsrfCookie: csrf.ownCookie,
         rateLimit: opts.loginRateLimit === false ? undefined : await loginRateLimit(section, opts.loginRateLimit)
       })
     }

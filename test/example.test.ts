@@ -1,5 +1,6 @@
 import t from 'tap'
 import { once } from 'node:events'
+import { Agent, request as httpRequest } from 'node:http'
 import { buildApp } from '../examples/app.js'
 import { hashPassword, verifyPassword } from '../examples/demo-member.js'
 import { postLogin } from './helpers/app.js'
@@ -80,4 +81,63 @@ t.test('the example server as npm start runs it: env settings, the first redirec
   t.equal(conflicts[1].count, 2, 'the two after it are counted')
   t.match(conflicts[1].msg, '2 more redirect conflicts in the last ')
   t.match(conflicts[1].msg, `; the latest: ${conflict('/schools/resources/resources/maths/')}`)
+})
+
+t.test('an https site: every cookie the example sends is Secure, behind a TLS proxy too (issue 12, item 4)', async (t) => {
+  const app = await buildApp({ ...config, baseUrl: 'https://school.test', trustProxy: true })
+  t.teardown(() => app.close())
+  const proxied = { 'x-forwarded-proto': 'https' }
+  const form = await app.inject({ url: '/Security/login', headers: proxied })
+  const ok = await postLogin(app, { email: config.demoEmail, password: config.demoPassword }, { headers: proxied, form: { cookie: form.cookies.map((c) => `${c.name}=${c.value}`).join('; '), token: /name="_csrf" value="([^"]+)"/.exec(form.body)![1] } })
+  t.equal(ok.statusCode, 303)
+  // (The sign-in's deletion of the _csrf cookie aside: it sets nothing.)
+  const cookies = [...form.cookies, ...ok.cookies].filter((c) => c.value !== '')
+  t.ok(cookies.some((c) => c.name === 'sessionId') && cookies.some((c) => c.name === '_csrf'))
+  for (const c of cookies) t.equal(c.secure, true, `${c.name} is Secure`)
+  // A request that reached Node over plain http on an https site (no proxy header) gets no cookie without it.
+  const plain = await postLogin(app, { email: config.demoEmail, password: config.demoPassword })
+  t.notOk(plain.cookies.some((c) => c.secure !== true && c.value !== ''), 'no cookie without Secure')
+})
+
+t.test('the example sets request and connection timeouts (issue 12, item 7)', async (t) => {
+  const app = await buildApp(config)
+  t.teardown(() => app.close())
+  t.equal(app.server.requestTimeout, 30_000, 'a whole request must arrive within 30 s (Fastify\'s default 0 waits forever)')
+  t.equal(app.server.timeout, 60_000, 'an idle socket is closed after 60 s')
+  t.ok(app.server.headersTimeout <= 30_000, `headers within ${app.server.headersTimeout} ms`)
+  const custom = await buildApp({ ...config, requestTimeoutMs: 5000, connectionTimeoutMs: 7000 })
+  t.teardown(() => custom.close())
+  t.same([custom.server.requestTimeout, custom.server.timeout, custom.server.headersTimeout], [5000, 7000, 5000])
+})
+
+t.test('sign-ins accepted just before SIGTERM are all answered, and any 503 says when to retry (issue 12, item 10)', async (t) => {
+  const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', SESSION_SECRET: 's'.repeat(40) }
+  delete env.REDIS_URL
+  const { child, address } = await startExampleServer(env)
+  t.teardown(() => { child.kill('SIGKILL') })
+  const form = await fetch(`${address}/Security/login`)
+  const cookie = form.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ')
+  const token = /name="_csrf" value="([^"]+)"/.exec(await form.text())![1]
+  const agent = new Agent({ keepAlive: true, maxSockets: 40 })
+  t.teardown(() => agent.destroy())
+  const signIn = (i: number) => new Promise<{ status: number, retryAfter: string | undefined } | string>((resolve) => {
+    const body = new URLSearchParams({ _csrf: token, email: `visitor${i}@example.org`, password: 'wrong' }).toString()
+    const req = httpRequest(`${address}/Security/login`, { method: 'POST', agent, headers: { cookie, 'content-type': 'application/x-www-form-urlencoded', 'content-length': Buffer.byteLength(body) } }, (res) => {
+      res.resume()
+      res.on('end', () => resolve({ status: res.statusCode!, retryAfter: res.headers['retry-after'] as string | undefined }))
+    })
+    req.on('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? err.message))
+    req.end(body)
+  })
+  const exited = once(child, 'exit')
+  const answers = Array.from({ length: 40 }, (_, i) => signIn(i))
+  await new Promise((resolve) => setTimeout(resolve, 10))
+  child.kill('SIGTERM')
+  const results = await Promise.all(answers)
+  const [code] = await exited
+  const failed = results.filter((r) => typeof r === 'string')
+  t.same(failed, [], `all 40 answered (${results.map((r) => typeof r === 'string' ? r : r.status).join(' ')})`)
+  const bare503 = results.filter((r) => typeof r !== 'string' && r.status === 503 && r.retryAfter === undefined)
+  t.same(bare503, [], 'no 503 without Retry-After')
+  t.equal(code, 0, 'and the server exits 0')
 })

@@ -1,9 +1,64 @@
 import type { OutgoingHttpHeaders } from 'node:http'
-import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyBaseLogger, FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import { isStoreUnavailable, STORE_RETRY_AFTER_SECONDS } from '../stores/store-unavailable.js'
 import { wantsJson } from './negotiation.js'
 
 const MESSAGE = 'This part of the site is briefly unavailable. Please try again in a moment.'
+
+/** While the store stays down, one summary line per this many milliseconds (the Retry-After period). */
+export const OUTAGE_SUMMARY_MS = STORE_RETRY_AFTER_SECONDS * 1000
+
+/**
+ * The log of one app's store outage: the first 503 in full, then one line per interval with the count
+ * and the latest reason, rather than a line per request (a 60 s outage under load wrote 370 MB). An
+ * interval without any 503 ends it, so the next outage is logged in full again.
+ */
+class OutageLog {
+  readonly #log: FastifyBaseLogger
+  #count = 0
+  #latest = ''
+  #timer: NodeJS.Timeout | undefined
+
+  constructor (log: FastifyBaseLogger) {
+    this.#log = log
+  }
+
+  record (request: FastifyRequest, code: string | undefined, reason: string): void {
+    if (this.#timer === undefined) {
+      request.log.warn({ code, reason }, 'store unavailable: answering 503')
+      this.#schedule()
+      return
+    }
+    this.#count++
+    this.#latest = reason
+  }
+
+  #schedule (): void {
+    // Unref'd: a pending summary never keeps the process alive.
+    this.#timer = setTimeout(() => this.#flush(), OUTAGE_SUMMARY_MS).unref()
+  }
+
+  #flush (): void {
+    this.#timer = undefined
+    if (this.#count === 0) return
+    this.#log.warn({ code: 'FST_SR_STORE_UNAVAILABLE', count: this.#count },
+      `store unavailable: ${this.#count} more requests answered 503 in the last ${OUTAGE_SUMMARY_MS / 1000} s; the latest: ${this.#latest}`)
+    this.#count = 0
+    this.#schedule()
+  }
+}
+
+// One per app logger, so that two apps in one process keep their own.
+const outageLogs = new WeakMap<FastifyBaseLogger, OutageLog>()
+
+function outageLog (log: FastifyBaseLogger): OutageLog {
+  let found = outageLogs.get(log)
+  if (found === undefined) {
+    found = new OutageLog(log)
+    outageLogs.set(log, found)
+  }
+  return found
+}
 
 /**
  * Answers a request that needs the store while it is unavailable: 503 with Retry-After and a short
@@ -16,7 +71,7 @@ const MESSAGE = 'This part of the site is briefly unavailable. Please try again 
  * already set on the reply (security headers) are kept.
  */
 export function sendStoreUnavailable (error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply): FastifyReply {
-  request.log.warn({ code: (error as FastifyError).code, reason: error.message }, 'store unavailable: answering 503')
+  outageLog(request.server.log).record(request, (error as FastifyError).code, error.message.slice(0, 1000))
   const json = wantsJson(request)
   const body = json
     ? JSON.stringify({ statusCode: 503, code: 'FST_SR_STORE_UNAVAILABLE', error: 'Service Unavailable', message: MESSAGE })

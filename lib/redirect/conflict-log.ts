@@ -36,8 +36,15 @@ export function parseConflictLog (value: unknown, name = 'conflictLog'): Conflic
   return { summaryIntervalMs: interval }
 }
 
+/** Each field of a log line is cut to this many characters, so that one line stays within a few KB. */
+const MAX_FIELD = 1000
+
+function clip (value: string): string {
+  return value.length <= MAX_FIELD ? value : `${value.slice(0, MAX_FIELD)}… (${value.length} characters)`
+}
+
 function logInFull (reply: FastifyReply, existing: string, refused: string, message: string): void {
-  reply.log.warn({ existingLocation: existing, refusedLocation: refused, code: REDIRECT_CONFLICT_WARNING }, message)
+  reply.log.warn({ existingLocation: clip(existing), refusedLocation: clip(refused), code: REDIRECT_CONFLICT_WARNING }, clip(message))
 }
 
 const each: ConflictLog = { record: logInFull, close () {} }
@@ -83,7 +90,7 @@ class ConflictSummary implements ConflictLog {
     const seconds = Math.max(1, Math.round((now - this.#since) / 1000))
     this.#log.warn(
       { code: REDIRECT_CONFLICT_WARNING, count: this.#count, windowMs: now - this.#since },
-      `${this.#count} more redirect conflicts in the last ${seconds} s, each raised as UserWarning ${REDIRECT_CONFLICT_WARNING}; the latest: ${this.#latest}`
+      `${this.#count} more redirect conflicts in the last ${seconds} s, each raised as UserWarning ${REDIRECT_CONFLICT_WARNING}; the latest: ${clip(this.#latest)}`
     )
     this.#count = 0
     this.#since = now

@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastify'
 import type { AnonymousRedirect, Catalog, CategoryWithResources, Member } from '../types.js'
-import { answerAnonymous } from '../redirect/login-redirect.js'
+import { answerAnonymous, targetTooLong } from '../redirect/login-redirect.js'
 import type { MemberLookup } from '../session/member.js'
 import { isSlug } from './catalog.js'
 
@@ -61,6 +61,11 @@ export function accessGuard (deps: AccessGuardDeps): preHandlerHookHandler {
   // session store is still saving in onSend. Fastify only stops an async hook's chain once
   // reply.sent is true, which that save delays, so the page handler would run and send twice.
   return function schoolsResourcesAccessGuard (request, reply, done) {
+    const tooLong = targetTooLong(request)
+    if (tooLong !== undefined) {
+      done(tooLong)
+      return
+    }
     admit(request, reply).then((proceed) => { if (proceed) done() }, done)
   }
 }

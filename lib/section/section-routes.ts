@@ -7,7 +7,8 @@ import type { PageRenderer, SectionPaths } from '../pages/page-renderer.js'
 import { applyFilter, resourceFilter } from '../pages/filters.js'
 import { accessGuard, grantedAccess } from './access-guard.js'
 
-const CATEGORY_CACHE_CONTROL = 'private, no-store'
+// Every page here depends on the session (the member's name, the logout token), so no cache keeps any.
+const PRIVATE = 'private, no-store'
 
 export interface SectionDeps {
   catalog: Catalog
@@ -31,7 +32,7 @@ export function sectionRoutes (fastify: FastifyInstance, deps: SectionDeps): voi
   async function sectionIndex (request: FastifyRequest, reply: FastifyReply) {
     const member = await memberOf(request) ?? undefined
     const categories = await catalog.listCategories()
-    reply.header('vary', 'Accept')
+    reply.header('cache-control', PRIVATE).header('vary', 'Accept')
     if (wantsJson(request)) {
       return { categories: categories.map((c) => ({ slug: c.slug, title: c.title, description: c.description, url: paths.category(c.slug) })) }
     }
@@ -43,7 +44,7 @@ export function sectionRoutes (fastify: FastifyInstance, deps: SectionDeps): voi
     // The guard has redirected everyone else, so access is always granted here.
     const { member, category } = grantedAccess(request)!
     const filter = resourceFilter(category, request.query)
-    reply.header('cache-control', CATEGORY_CACHE_CONTROL).header('vary', 'Accept')
+    reply.header('cache-control', PRIVATE).header('vary', 'Accept')
     if (wantsJson(request)) {
       const { resources: _all, ...summary } = category
       return {
@@ -56,7 +57,7 @@ export function sectionRoutes (fastify: FastifyInstance, deps: SectionDeps): voi
   }
 
   async function notFound (request: FastifyRequest, reply: FastifyReply) {
-    reply.code(404).header('vary', 'Accept')
+    reply.code(404).header('cache-control', PRIVATE).header('vary', 'Accept')
     const member = await memberOf(request) ?? undefined
     if (wantsJson(request)) {
       return { statusCode: 404, error: 'Not Found', message: 'There is no page at this address in the resources section.' }

@@ -2,7 +2,7 @@ import fp from 'fastify-plugin'
 import type { FastifyPluginCallback, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
 import { errorCodes } from '../errors.js'
 import { kAnonymousRedirect } from '../symbols.js'
-import { answerAnonymous } from '../redirect/login-redirect.js'
+import { answerAnonymous, targetTooLong } from '../redirect/login-redirect.js'
 
 const { FST_SR_INVALID_OPTION, FST_SR_NO_SECTION, FST_SR_PLUGIN_ORDER } = errorCodes
 
@@ -61,7 +61,9 @@ const anonymousShortCircuitPlugin: FastifyPluginCallback<AnonymousShortCircuitOp
       next()
       return
     }
-    answerAnonymous(request, reply, target)
+    const tooLong = targetTooLong(request)
+    if (tooLong !== undefined) reply.send(tooLong)
+    else answerAnonymous(request, reply, target)
   })
   done()
 }

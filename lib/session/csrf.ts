@@ -2,20 +2,29 @@ import csrfProtection from '@fastify/csrf-protection'
 import type { FastifyInstance, FastifyReply, preHandlerHookHandler } from 'fastify'
 import { hasLiveSession } from './member.js'
 
-/** Where @fastify/csrf-protection keeps its secret in the session. */
-const CSRF_SESSION_KEY = '_csrf'
+/** The cookie that carries the CSRF secret. */
+export const CSRF_COOKIE = '_csrf'
 export const CSRF_ERROR_CODES: ReadonlySet<string> = new Set(['FST_CSRF_MISSING_SECRET', 'FST_CSRF_INVALID_TOKEN'])
 
 /**
- * CSRF tokens for the login and logout forms, with the secret in the visitor's session, so that a
- * token is worthless in another session. A host that registered @fastify/csrf-protection keeps its own.
- * Resolves to the hook that checks a form's token.
+ * CSRF tokens for the login and logout forms, with the secret in a cookie of its own (as Django does), not
+ * in the session: a visitor who only opens the login form leaves nothing in the session store, and the
+ * session starts at sign-in. The cookie is httpOnly and SameSite=Strict, Secure on https (always, when `baseUrl`
+ * is https), and signed when
+ * the host gave @fastify/cookie a secret. A token is worthless without the cookie it was made for. A host
+ * that registered @fastify/csrf-protection keeps its own. Resolves to the hook that checks a form's token,
+ * and whether the cookie is ours (then sign-in renews it).
  */
-export async function registerCsrf (section: FastifyInstance): Promise<preHandlerHookHandler> {
-  if (!section.hasReplyDecorator('generateCsrf')) {
-    await section.register(csrfProtection, { sessionPlugin: '@fastify/session', sessionKey: CSRF_SESSION_KEY })
+export async function registerCsrf (section: FastifyInstance, baseUrl: string | undefined): Promise<{ verify: preHandlerHookHandler, ownCookie: boolean }> {
+  const ownCookie = !section.hasReplyDecorator('generateCsrf')
+  if (ownCookie) {
+    await section.register(csrfProtection, {
+      sessionPlugin: '@fastify/cookie',
+      cookieKey: CSRF_COOKIE,
+      cookieOpts: { path: '/', sameSite: 'strict', httpOnly: true, secure: baseUrl?.startsWith('https:') === true ? true : 'auto', signed: section.hasReplyDecorator('unsignCookie') }
+    })
   }
-  return section.csrfProtection
+  return { verify: section.csrfProtection, ownCookie }
 }
 
 /** A fresh token for a form, or undefined where the request has no usable session. */

@@ -35,19 +35,21 @@ export class Lockout {
     return KEY_PREFIX + username.trim().toLowerCase()
   }
 
-  /** When the username's lock ends, or undefined when it may try. */
-  async lockedUntil (username: string): Promise<Date | undefined> {
-    const entry = await this.#settings.store.get(Lockout.key(username))
-    return entry !== undefined && entry.count >= this.#settings.maxAttempts ? new Date(entry.expiresAt) : undefined
+  /**
+   * Counts an attempt before its password is checked, in one atomic step of the store, so that however
+   * many sign-ins run at once, at most `maxAttempts` per window get as far as the password. Returns the
+   * attempt's number, and when the lock ends if the username may not try.
+   */
+  async begin (username: string): Promise<{ attempt: number, lockedUntil: Date | undefined }> {
+    const { count, expiresAt } = await this.#settings.store.increment(Lockout.key(username), this.#settings.windowMs)
+    return { attempt: count, lockedUntil: count > this.#settings.maxAttempts ? new Date(expiresAt) : undefined }
   }
 
-  /** Counts a failure; returns when the lock ends if this failure locked the username. */
-  async recordFailure (username: string): Promise<Date | undefined> {
-    const { store, maxAttempts, windowMs, durationMs } = this.#settings
-    const key = Lockout.key(username)
-    const { count } = await store.increment(key, windowMs)
-    if (count < maxAttempts) return undefined
-    await store.hold(key, durationMs)
+  /** The attempt numbered `attempt` failed; returns when the lock ends if it was the last one allowed. */
+  async recordFailure (username: string, attempt: number): Promise<Date | undefined> {
+    const { store, maxAttempts, durationMs } = this.#settings
+    if (attempt < maxAttempts) return undefined
+    await store.hold(Lockout.key(username), durationMs)
     return new Date(Date.now() + durationMs)
   }
 

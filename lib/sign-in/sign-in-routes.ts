@@ -2,7 +2,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, preHa
 import type { Credentials, Member } from '../types.js'
 import { errorCodes } from '../errors.js'
 import { siteOrigin } from '../redirect/site-origin.js'
-import { CSRF_ERROR_CODES, csrfTokenFor } from '../session/csrf.js'
+import { CSRF_COOKIE, CSRF_ERROR_CODES, csrfTokenFor } from '../session/csrf.js'
 import { isMember, type MemberLookup } from '../session/member.js'
 import { wantsJson } from '../pages/negotiation.js'
 import type { PageRenderer, SectionPaths } from '../pages/page-renderer.js'
@@ -24,6 +24,8 @@ export interface SignInDeps {
   lockout: Lockout | undefined
   /** Checks the form's CSRF token (runs before the handlers). */
   verifyCsrf: preHandlerHookHandler
+  /** Whether the CSRF cookie is the plugin's own, renewed at sign-in. */
+  renewCsrfCookie: boolean
   /** Limits attempts per client address, when on. */
   rateLimit: preHandlerHookHandler | undefined
 }
@@ -90,13 +92,14 @@ export function signInRoutes (fastify: FastifyInstance, deps: SignInDeps): void 
       return loginPage(reply, 400, { backUrl: formBackUrl, email: email.slice(0, MAX_EMAIL_LENGTH), error: 'Enter your email address and password.' }, undefined)
     }
 
-    // A locked username is refused before its password is checked, so the answer is the same for all.
-    const lockedUntil = await lockout?.lockedUntil(email)
-    if (lockedUntil !== undefined) return lockedOut(reply, lockedUntil, formBackUrl, email)
+    // The attempt is counted before its password is checked (a burst in parallel cannot outrun the
+    // count), and a locked username is refused unchecked, so the answer is the same for all.
+    const attempt = await lockout?.begin(email)
+    if (attempt?.lockedUntil !== undefined) return lockedOut(reply, attempt.lockedUntil, formBackUrl, email)
 
     const member = await authenticate({ email, password }, request)
     if (member === null || member === undefined) {
-      const lockedNow = await lockout?.recordFailure(email)
+      const lockedNow = attempt === undefined ? undefined : await lockout!.recordFailure(email, attempt.attempt)
       if (lockedNow !== undefined) return lockedOut(reply, lockedNow, formBackUrl, email)
       return loginPage(reply, 401, { backUrl: formBackUrl, email, error: 'The email address or password is incorrect.' }, undefined)
     }
@@ -110,6 +113,8 @@ export function signInRoutes (fastify: FastifyInstance, deps: SignInDeps): void 
     const stored: Member = { id: member.id, name: member.name }
     if (typeof member.email === 'string') stored.email = member.email
     request.session.set(sessionKey as 'member', stored)
+    // A new CSRF secret too (the next page makes it), so that a token seen before sign-in is worthless after.
+    if (deps.renewCsrfCookie) reply.clearCookie(CSRF_COOKIE, { path: '/' })
 
     reply.header('cache-control', 'no-store')
     return reply.redirectOnce(returnTo ?? paths.index, 303)

@@ -1,5 +1,5 @@
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
-import fastifyCookie from '@fastify/cookie'
+import fastifyCookie, { type FastifyCookieOptions } from '@fastify/cookie'
 import fastifySession from '@fastify/session'
 import type { LightMyRequestResponse } from 'fastify'
 import schoolsResources, {
@@ -48,6 +48,8 @@ export interface BuildOptions {
   plugin?: Partial<FastifySchoolsResourcesOptions>
   fastify?: FastifyServerOptions
   session?: Record<string, unknown>
+  /** @fastify/cookie's options (the host's secret, say). */
+  cookie?: FastifyCookieOptions
   /** Adds routes or hooks to the host before it starts. */
   extend?: (app: FastifyInstance) => void
 }
@@ -57,7 +59,7 @@ export async function buildTestApp (opts: BuildOptions = {}): Promise<TestApp> {
   const store = new AsyncStore()
   const catalog = new CountingCatalog()
   const app = Fastify(opts.fastify)
-  await app.register(fastifyCookie)
+  await app.register(fastifyCookie, opts.cookie ?? {})
   // secure: false because app.inject() speaks plain http.
   // As the README wires it: anonymous visitors leave nothing in the store.
   await app.register(fastifySession, { secret: SECRET, store, saveUninitialized: false, cookie: { secure: false }, ...opts.session })
@@ -81,16 +83,26 @@ export function formToken (html: string): string {
 }
 
 export interface LoginForm {
-  /** The session cookie that holds the form's CSRF secret. */
+  /** The Cookie header to post the form with: the CSRF cookie (and any cookie it was opened with). */
   cookie: string
   token: string
 }
 
-/** Opens the login form as a browser would: a session cookie and the form's CSRF token. */
+/** `cookie` (a Cookie header, maybe empty) with the cookies `res` set added or replaced, as a browser keeps them. */
+export function withCookies (cookie: string | undefined, res: LightMyRequestResponse): string {
+  const jar = new Map((cookie ?? '').split('; ').filter((p) => p !== '').map((p) => [p.slice(0, p.indexOf('=')), p] as const))
+  for (const c of res.cookies) {
+    if (c.value === '' || (c.maxAge !== undefined && c.maxAge <= 0)) jar.delete(c.name)
+    else jar.set(c.name, `${c.name}=${c.value}`)
+  }
+  return [...jar.values()].join('; ')
+}
+
+/** Opens the login form as a browser would: its CSRF cookie and the form's CSRF token. */
 export async function openLoginForm (app: FastifyInstance, loginPath = '/Security/login', cookie?: string): Promise<LoginForm> {
   const res = await app.inject({ url: loginPath, headers: cookie === undefined ? {} : { cookie } })
   const token = formToken(res.body)
-  return { cookie: sessionCookie(res) ?? cookie!, token }
+  return { cookie: withCookies(cookie, res), token }
 }
 
 /** Posts the login form with a fresh form's cookie and token; `fields` may override anything. */
@@ -115,7 +127,7 @@ export async function signIn (app: FastifyInstance, backUrl?: string): Promise<s
 /** Posts the logout form from a member page, with its CSRF token. */
 export async function signOut (app: FastifyInstance, cookie: string, logoutPath = '/Security/logout', pagePath = '/schools/resources/') {
   const page = await app.inject({ url: pagePath, headers: { cookie } })
-  return app.inject({ method: 'POST', url: logoutPath, headers: { cookie }, payload: { _csrf: formToken(page.body) } })
+  return app.inject({ method: 'POST', url: logoutPath, headers: { cookie: withCookies(cookie, page) }, payload: { _csrf: formToken(page.body) } })
 }
 
 /**

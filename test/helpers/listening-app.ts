@@ -24,7 +24,7 @@ export function startListeningApp (t: Test, file: string, cwd: string): Promise<
 /** Signs in through the login form as the demo teacher, asking to come back to `backUrl`. */
 export async function signInThroughForm (origin: string, backUrl: string): Promise<{ status: number, location: string | null, cookie: string }> {
   const form = await fetch(`${origin}/Security/login?BackURL=${encodeURIComponent(backUrl)}`)
-  const formCookie = form.headers.get('set-cookie')!.split(';')[0]
+  const formCookie = cookiePairs(form).join('; ')
   const token = /name="_csrf" value="([^"]+)"/.exec(await form.text())![1]
   const res = await fetch(`${origin}/Security/login`, {
     method: 'POST',
@@ -32,5 +32,10 @@ export async function signInThroughForm (origin: string, backUrl: string): Promi
     headers: { cookie: formCookie, 'content-type': 'application/x-www-form-urlencoded' },
     body: new URLSearchParams({ _csrf: token, email: 'teacher@example.org', password: 'correct horse battery staple', BackURL: backUrl }).toString()
   })
-  return { status: res.status, location: res.headers.get('location'), cookie: res.headers.get('set-cookie')!.split(';')[0] }
+  return { status: res.status, location: res.headers.get('location'), cookie: cookiePairs(res).find((c) => c.startsWith('sessionId='))! }
+}
+
+/** The `name=value` pairs a response set, leaving out the ones it cleared. */
+export function cookiePairs (res: Response): string[] {
+  return res.headers.getSetCookie().map((c) => c.split(';')[0]).filter((pair) => !pair.endsWith('='))
 }

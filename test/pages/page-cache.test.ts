@@ -4,7 +4,7 @@ import { defaultViews, InMemoryCatalog, type CategoryWithResources, type Catalog
 import { CategoryPageCache } from '../../lib/pages/page-cache.js'
 import { applyFilter, resourceFilter } from '../../lib/pages/filters.js'
 import { demoCatalog } from '../../examples/demo-catalog.js'
-import { buildTestApp, signIn, formToken } from '../helpers/app.js'
+import { buildTestApp, signIn, formToken, withCookies } from '../helpers/app.js'
 
 const paths: PageContext['paths'] = { index: '/s/', login: '/l', logout: '/o', category: (slug) => `/s/resources/${slug}/` }
 const render = (data: Parameters<typeof defaultViews.category>[0], ctx: PageContext) => String(defaultViews.layout(defaultViews.category(data, ctx), ctx))
@@ -59,10 +59,12 @@ t.test('each page view gets its own CSRF token, and it works', async (t) => {
   t.teardown(() => app.close())
   const cookie = await signIn(app)
   const maths = '/schools/resources/resources/maths/'
-  const first = formToken((await app.inject({ url: maths, headers: { cookie } })).body)
-  const second = formToken((await app.inject({ url: maths, headers: { cookie } })).body)
+  const firstPage = await app.inject({ url: maths, headers: { cookie } })
+  const first = formToken(firstPage.body)
+  const browser = withCookies(cookie, firstPage)
+  const second = formToken((await app.inject({ url: maths, headers: { cookie: browser } })).body)
   t.not(first, second, 'a fresh token per page, as without the cache')
-  const out = await app.inject({ method: 'POST', url: '/Security/logout', headers: { cookie }, payload: { _csrf: first } })
+  const out = await app.inject({ method: 'POST', url: '/Security/logout', headers: { cookie: browser }, payload: { _csrf: first } })
   t.equal(out.statusCode, 303, 'an earlier page\'s token signs out')
 })
 

@@ -2,7 +2,7 @@ import t from 'tap'
 import fc from 'fast-check'
 import Fastify from 'fastify'
 import { redirectOnce } from '../../lib/index.js'
-import { TEACHER, buildTestApp, conflictWarnings, formToken, sessionCookie } from '../helpers/app.js'
+import { TEACHER, buildTestApp, conflictWarnings, formToken, withCookies } from '../helpers/app.js'
 
 // Bounded so that the suite stays fast; the seed is printed by fast-check when a property fails.
 const RUNS = 150
@@ -79,7 +79,7 @@ t.test('for any string given as BackURL at sign-in, the final Location is on the
     const res = await app.inject({
       method: 'POST',
       url: '/Security/login',
-      headers: { ...headers, cookie: sessionCookie(form)! },
+      headers: { ...headers, cookie: withCookies(undefined, form) },
       payload: { email: TEACHER.email, password: TEACHER.password, _csrf: formToken(form.body), BackURL: value }
     })
     if (res.statusCode !== 303) throw new Error(`status ${res.statusCode}`)

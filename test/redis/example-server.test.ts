@@ -1,8 +1,10 @@
 import t, { type Test } from 'tap'
 import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
-import { requireRedis, connectedClient, freePort, listKeys, ThrowawayRedis, uniquePrefix } from '../helpers/redis.js'
+import { requireRedis, connectedClient, freePort, listKeys, rawCommand, ThrowawayRedis, uniquePrefix } from '../helpers/redis.js'
 import { formToken } from '../helpers/app.js'
+import { connectRedis, createRedisClient, watchRedis } from '../../examples/redis.js'
+import { cookiePairs } from '../helpers/listening-app.js'
 import { EXAMPLE_NODE_FLAGS, EXAMPLE_SERVER } from '../helpers/example-server.js'
 
 // The example server (dist/examples/server.js) with REDIS_URL: refusing to start without Redis, waiting
@@ -48,11 +50,11 @@ function startServer (t: Test, env: Record<string, string>): Server {
 /** Signs the demo member in over HTTP, as a browser would; returns the Cookie header. */
 async function signInOverHttp (address: string): Promise<string> {
   const form = await fetch(`${address}/Security/login`)
-  const formCookie = form.headers.getSetCookie()[0].split(';')[0]
+  const formCookie = cookiePairs(form).join('; ')
   const body = new URLSearchParams({ _csrf: formToken(await form.text()), email: 'teacher@example.org', password: 'correct horse battery staple' })
   const res = await fetch(`${address}/Security/login`, { method: 'POST', body, headers: { cookie: formCookie }, redirect: 'manual' })
   if (res.status !== 303) throw new Error(`sign-in failed: ${res.status}`)
-  return res.headers.getSetCookie()[0].split(';')[0]
+  return cookiePairs(res).find((c) => c.startsWith('sessionId='))!
 }
 
 if (requireRedis(t)) {
@@ -102,5 +104,64 @@ if (requireRedis(t)) {
     t.equal(await server.exited, 0, 'clean exit')
     t.match(server.output(), 'Redis connection closed')
     t.notMatch(String(await admin.sendCommand(['CLIENT', 'LIST'])), CLIENT_NAME, 'its Redis connection is closed')
+  })
+
+  t.test('the example logs an outage once at error, and its end at warn (issue 12, item 9)', async (t) => {
+    const redis = await ThrowawayRedis.start(t)
+    const lines: Array<[string, string]> = []
+    const log = { info: (m: string) => lines.push(['info', m]), warn: (m: string) => lines.push(['warn', m]), error: (_o: unknown, m: string) => lines.push(['error', m]) }
+    const client = createRedisClient(redis.url)
+    watchRedis(client, redis.url, log as never)
+    await connectRedis(client, redis.url, 5000, log as never)
+    t.teardown(() => { if (client.isOpen) client.destroy() })
+    await redis.stop()
+    await new Promise((resolve) => setTimeout(resolve, 1500))
+    await redis.resume()
+    for (const deadline = Date.now() + 20_000; !lines.some(([, m]) => /^Redis at \S+ is back$/.test(m)) && Date.now() < deadline;) await new Promise((resolve) => setTimeout(resolve, 50))
+    const outage = lines.filter(([level]) => level !== 'info')
+    t.same(outage, [['error', `Redis at ${redis.url} is unreachable; requests that need a session get 503 until it is back`], ['warn', `Redis at ${redis.url} is back`]], 'one line down (not one per retry), one line back, both at warn or above')
+  })
+
+  t.test('a Redis that can never work fails the start at once, with the real reason (issue 12, item 9)', async (t) => {
+    const redis = await ThrowawayRedis.start(t)
+    t.equal(await rawCommand(redis.port, ['CONFIG', 'SET', 'requirepass', 'sekret']), '+OK')
+    const cases: Array<[string, string, RegExp]> = [
+      ['a wrong password', `redis://:wrong@127.0.0.1:${redis.port}`, /cannot be used: it refused the login \(WRONGPASS /],
+      ['no password', redis.url, /cannot be used: it refused the login \(NOAUTH /],
+      ['rediss:// to a plain Redis', `rediss://127.0.0.1:${redis.port}`, /cannot be used: no TLS handshake within 2000 ms .*rediss:\/\/ needs/],
+      ['an unknown host', 'redis://no-such-host.invalid:6379', /cannot be used: its host name does not resolve \(getaddrinfo ENOTFOUND no-such-host\.invalid\)/]
+    ]
+    for (const [what, url, reason] of cases) {
+      const started = Date.now()
+      const server = startServer(t, { REDIS_URL: url, REDIS_CONNECT_TIMEOUT_MS: '30000' })
+      const code = await Promise.race([server.exited, new Promise((resolve) => setTimeout(() => resolve('still running'), 15_000))])
+      t.equal(code, 1, `${what}: exits 1 after ${Date.now() - started} ms, long before REDIS_CONNECT_TIMEOUT_MS`)
+      t.match(server.output(), reason, `${what}: says why`)
+      t.notMatch(server.output(), 'did not answer', `${what}: not "did not answer"`)
+      t.notMatch(server.output(), 'sekret', `${what}: no password in the output`)
+      server.child.kill('SIGKILL')
+    }
+  })
+
+  t.test('SIGTERM while Redis is stalled: the close gives up, the connection is dropped, exit 0 within the deadline (issue 12, item 9)', async (t) => {
+    const redis = await ThrowawayRedis.start(t)
+    const server = startServer(t, { REDIS_URL: redis.url, REDIS_TIMEOUT_MS: '1000', REDIS_PREFIX: uniquePrefix('stalled') })
+    const [, address] = await server.waitFor(/Server listening at (http:\/\/127\.0\.0\.1:\d+)/, 10_000)
+    const cookie = await signInOverHttp(address)
+    // Redis holds every command for 30 s: the request in flight and the close both wait on it.
+    await redis.pause(30_000)
+    const inFlight = fetch(`${address}${maths}`, { headers: { cookie } })
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    const started = Date.now()
+    server.child.kill('SIGTERM')
+    const answer = await inFlight
+    t.equal(answer.status, 503, 'the request in flight gets its 503 after REDIS_TIMEOUT_MS')
+    t.equal(answer.headers.get('retry-after'), '5')
+    const code = await server.exited
+    const took = Date.now() - started
+    t.equal(code, 0, 'exit 0')
+    t.ok(took < 10_000, `shutdown with Redis stalled took ${took} ms (deadline 10000)`)
+    t.match(server.output(), 'Redis did not confirm the close within 2000 ms; connection dropped')
+    t.comment(`FIGURES shutdown with Redis stalled: ${took} ms, exit ${code}`)
   })
 }

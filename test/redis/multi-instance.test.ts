@@ -27,6 +27,20 @@ async function instance (t: Test, prefix: string, opts: { maxAge?: number, maxAt
 }
 
 if (requireRedis(t)) {
+  t.test('1,000 views of the login form write no key to Redis; sign-in writes the session', async (t) => {
+    const prefix = uniquePrefix('form-views')
+    const admin = await connectedClient(t, REDIS_URL!)
+    t.teardown(() => deleteKeys(admin, prefix))
+    const app = await instance(t, prefix)
+    let failed = 0
+    for (let i = 0; i < 1000; i++) if ((await app.inject({ url: '/Security/login', headers: i % 2 === 0 ? {} : { accept: 'application/json' } })).statusCode !== 200) failed++
+    t.equal(failed, 0, '1,000 form views answered')
+    t.same(await listKeys(admin, prefix), [], 'keys written by 1,000 form views: 0')
+    await signIn(app)
+    const keys = await listKeys(admin, prefix)
+    t.same(keys.map((k) => k.slice(prefix.length).replace(/:.*/, '')), ['rate', 'sess'], 'sign-in writes the session (and counts the address)')
+  })
+
   t.test('a visitor signed in on instance A is signed in on B; signed out on B, A lets them in no more', async (t) => {
     const prefix = uniquePrefix('multi')
     const admin = await connectedClient(t, REDIS_URL!)

@@ -4,7 +4,7 @@ import fastifyCookie from '@fastify/cookie'
 import fastifySession from '@fastify/session'
 import schoolsResources, { anonymousShortCircuit, type AnonymousShortCircuitOptions, type FastifySchoolsResourcesOptions } from '../../lib/index.js'
 import { AsyncStore } from '../helpers/async-store.js'
-import { BASE_URL, CountingCatalog, SECRET, conflictWarnings, formToken, sessionCookie, signIn, teacherOnly } from '../helpers/app.js'
+import { BASE_URL, CountingCatalog, SECRET, conflictWarnings, formToken, sessionCookie, signIn, teacherOnly, withCookies } from '../helpers/app.js'
 
 const LOGIN = `${BASE_URL}/Security/login?BackURL=`
 const MATHS = '/schools/resources/resources/maths/'
@@ -135,7 +135,7 @@ t.test('cookieName follows the session plugin\'s cookie name', async (t) => {
   const login = await app.inject({
     method: 'POST',
     url: '/Security/login',
-    headers: { cookie: sessionCookie(form, 'sid')! },
+    headers: { cookie: withCookies(undefined, form) },
     payload: { email: 'teacher@example.org', password: 'correct horse battery staple', _csrf: formToken(form.body) }
   })
   const cookie = sessionCookie(login, 'sid')!
@@ -250,4 +250,16 @@ t.test('the section is found by its route config under a register prefix', async
   t.equal(res.statusCode, 302)
   t.equal(res.headers.location, `${LOGIN}%2Fsite%2Fschools%2Fresources%2Fresources%2Fmaths%2F`, 'BackURL carries the path asked for')
   t.equal(built, 0, 'answered before the session plugin built a session')
+})
+
+t.test('a request target over the limit gets the 414 here too, before any session or redirect', async (t) => {
+  const { app, sessionsBuilt, logs } = await buildShortCircuitApp()
+  const warnings = await conflictWarnings(async () => {
+    const res = await app.inject(`${MATHS}?q=${'x'.repeat(2000)}`)
+    t.equal(res.statusCode, 414)
+    t.equal(res.json().code, 'FST_SR_URI_TOO_LONG')
+  })
+  t.same(warnings, [])
+  t.equal(sessionsBuilt(), 0)
+  t.same(logs.filter((l) => l.code === 'FST_SR_REDIRECT_CONFLICT'), [])
 })

@@ -4,18 +4,18 @@ import fastifyCookie from '@fastify/cookie'
 import fastifySession from '@fastify/session'
 import csrfProtection from '@fastify/csrf-protection'
 import schoolsResources, { InMemoryCatalog } from '../../lib/index.js'
-import { SECRET, TEACHER, buildTestApp, formToken, openLoginForm, postLogin, sessionCookie, signIn, signOut, teacherOnly } from '../helpers/app.js'
+import { SECRET, TEACHER, buildTestApp, formToken, openLoginForm, postLogin, sessionCookie, signIn, signOut, teacherOnly, withCookies } from '../helpers/app.js'
 
 const MATHS = '/schools/resources/resources/maths/'
 
 t.test('sign-in without a valid token is refused with 403 and changes nothing', async (t) => {
-  const cases = ['no token', 'a wrong token', 'a token of another session', 'no session at all'] as const
+  const cases = ['no token', 'a wrong token', 'a token of another visitor', 'no CSRF cookie'] as const
   for (const what of cases) {
     const { app, store } = await buildTestApp()
     const form = await openLoginForm(app)
     const other = await openLoginForm(app)
-    const token = { 'no token': undefined, 'a wrong token': 'not-a-token', 'a token of another session': other.token, 'no session at all': form.token }[what]
-    const headers: Record<string, string> = what === 'no session at all' ? {} : { cookie: form.cookie }
+    const token = { 'no token': undefined, 'a wrong token': 'not-a-token', 'a token of another visitor': other.token, 'no CSRF cookie': form.token }[what]
+    const headers: Record<string, string> = what === 'no CSRF cookie' ? {} : { cookie: form.cookie }
     const before = JSON.stringify([...store.sessions.entries()])
     const res = await app.inject({
       method: 'POST',
@@ -27,9 +27,9 @@ t.test('sign-in without a valid token is refused with 403 and changes nothing', 
     t.match(res.body, /role="alert"[^>]*>This form has expired\. Please try again\.</, `${what}: a clear message`)
     t.match(res.body, `name="BackURL" value="${MATHS}"`, `${what}: the return address is kept`)
     t.notOk([...store.sessions.values()].some((json) => JSON.parse(json).member !== undefined), `${what}: nobody signed in`)
-    if (what !== 'no session at all') t.equal(JSON.stringify([...store.sessions.entries()]), before, `${what}: the store did not change`)
+    t.equal(JSON.stringify([...store.sessions.entries()]), before, `${what}: the store did not change`)
     // The page that comes back carries a fresh token that works.
-    const retry = await postLogin(app, { email: TEACHER.email, password: TEACHER.password }, { form: { cookie: sessionCookie(res) ?? headers.cookie, token: formToken(res.body) } })
+    const retry = await postLogin(app, { email: TEACHER.email, password: TEACHER.password }, { form: { cookie: withCookies(headers.cookie, res), token: formToken(res.body) } })
     t.equal(retry.statusCode, 303, `${what}: the fresh form works`)
     await app.close()
   }
@@ -42,7 +42,7 @@ t.test('JSON clients get the token from GET and send it in a header', async (t) 
   const { signedIn, csrfToken } = tokenRes.json()
   t.equal(signedIn, false)
   t.type(csrfToken, 'string')
-  const cookie = sessionCookie(tokenRes)!
+  const cookie = withCookies(undefined, tokenRes)
   const refused = await app.inject({ method: 'POST', url: '/Security/login', headers: { cookie, accept: 'application/json' }, payload: { email: TEACHER.email, password: TEACHER.password } })
   t.equal(refused.statusCode, 403)
   t.equal(refused.json().code, 'FST_CSRF_INVALID_TOKEN', 'JSON clients get the error as JSON')
@@ -102,4 +102,42 @@ t.test('with a host CSRF setup that keeps its secret in a cookie, logout works w
   const res = await app.inject({ method: 'POST', url: '/Security/logout', headers: { cookie: `_csrf=${csrfCookie.value}` }, payload: { _csrf: tokenRes.json().csrfToken } })
   t.equal(res.statusCode, 303)
   t.equal(res.cookies.find((c) => c.name === 'sessionId'), undefined, 'no session cookie to clear')
+})
+
+t.test('opening the login form stores nothing: the CSRF secret is in a cookie, the session starts at sign-in', async (t) => {
+  const { app, store } = await buildTestApp()
+  t.teardown(() => app.close())
+  let sessionCookies = 0
+  for (let i = 0; i < 1000; i++) {
+    const form = await app.inject({ url: '/Security/login', headers: i % 2 === 0 ? {} : { accept: 'application/json' } })
+    if (form.statusCode !== 200) t.fail(`form view ${i}: ${form.statusCode}`)
+    if (sessionCookie(form) !== undefined) sessionCookies++
+    if (i === 0) t.match(form.cookies.find((c) => c.name === '_csrf'), { httpOnly: true, sameSite: 'Strict', path: '/' }, 'the secret is in an httpOnly, SameSite=Strict cookie')
+  }
+  t.equal(sessionCookies, 0, 'no session cookie')
+  t.equal(store.sessions.size, 0, 'sessions stored by 1,000 form views (HTML and JSON): 0')
+  const form = await openLoginForm(app)
+  const res = await postLogin(app, { email: TEACHER.email, password: TEACHER.password }, { form })
+  t.equal(res.statusCode, 303)
+  t.equal(store.sessions.size, 1, 'the session is created at sign-in')
+  const renewed = res.cookies.find((c) => c.name === '_csrf')
+  t.equal(renewed?.value, '', 'and the CSRF cookie is dropped, so the next page makes a new secret')
+  const page = await app.inject({ url: '/schools/resources/', headers: { cookie: sessionCookie(res)! } })
+  const fresh = withCookies(undefined, page)
+  t.match(fresh, /^_csrf=/, 'the first member page sets a new secret')
+  t.not(fresh, form.cookie, 'not the one from before sign-in')
+})
+
+t.test('with a secret on @fastify/cookie, the CSRF cookie is signed and a forged one is refused', async (t) => {
+  const { app } = await buildTestApp({ cookie: { secret: SECRET } })
+  t.teardown(() => app.close())
+  const form = await openLoginForm(app)
+  t.match(form.cookie, /^_csrf=[^;.]+\.[A-Za-z0-9_/+-]{43}$/, 'signed value')
+  t.equal((await postLogin(app, { email: TEACHER.email, password: TEACHER.password }, { form })).statusCode, 303)
+  // An attacker who can plant a cookie (a sibling subdomain) plants a secret of their own and its token.
+  const planted = await buildTestApp()
+  t.teardown(() => planted.app.close())
+  const theirs = await openLoginForm(planted.app)
+  const forged = await postLogin(app, { email: TEACHER.email, password: TEACHER.password }, { form: theirs })
+  t.equal(forged.statusCode, 403, 'an unsigned secret and its token are refused')
 })

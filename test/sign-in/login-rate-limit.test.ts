@@ -44,3 +44,23 @@ t.test('bad rate-limit options fail at startup', async (t) => {
     await t.rejects(buildTestApp({ plugin: { loginRateLimit: loginRateLimit as never } }), { code: 'FST_SR_INVALID_OPTION', message: new RegExp(`"${name.replace('.', '\\.')}"`) }, name)
   }
 })
+
+t.test('IPv6 clients share one budget per /64; IPv4 (mapped or not) per address', async (t) => {
+  const { app } = await buildTestApp({ plugin: { loginRateLimit: { max: 3, timeWindow: '1 minute' }, lockout: false } })
+  t.teardown(() => app.close())
+  const form = await openLoginForm(app)
+  const post = (remoteAddress: string) => app.inject({
+    method: 'POST', url: '/Security/login', remoteAddress, headers: { cookie: form.cookie }, payload: { _csrf: form.token, email: 'a@example.org', password: 'x' }
+  })
+  // Four addresses of one /64, written every way an address can be.
+  const statuses = []
+  for (const address of ['2001:db8:1:2::1', '2001:0db8:0001:0002:0000:0000:0000:0002', '2001:db8:1:2:ffff:ffff:ffff:ffff', '2001:DB8:1:2::abcd%eth0']) {
+    statuses.push((await post(address)).statusCode)
+  }
+  t.same(statuses, [401, 401, 401, 429], 'a fresh address in the same /64 gets no fresh budget')
+  t.equal((await post('2001:db8:1:3::1')).statusCode, 401, 'the next /64 has its own')
+  t.equal((await post('::1')).statusCode, 401, 'loopback')
+  for (let i = 0; i < 3; i++) await post('::ffff:192.0.2.1')
+  t.equal((await post('192.0.2.1')).statusCode, 429, 'an IPv4-mapped address counts as the IPv4 address')
+  t.equal((await post('192.0.2.2')).statusCode, 401, 'IPv4 addresses each have their own')
+})
