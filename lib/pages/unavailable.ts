@@ -68,7 +68,7 @@ function outageLog (log: FastifyBaseLogger): OutageLog {
  * The answer is written directly (`reply.hijack()`), so no onSend hook runs for it: @fastify/session's
  * onSend would try the failed store again to save a modified session, and a second failure would reach
  * Fastify's fallback handler with the internal message. onResponse hooks still run, and the headers
- * already set on the reply (security headers) are kept.
+ * already set on the reply (security headers) are kept. The connection is closed after the answer.
  */
 export function sendStoreUnavailable (error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   outageLog(request.server.log).record(request, (error as FastifyError).code, error.message.slice(0, 1000))
@@ -87,7 +87,10 @@ export function sendStoreUnavailable (error: FastifyError | Error, request: Fast
     'retry-after': String(STORE_RETRY_AFTER_SECONDS),
     'cache-control': 'no-store',
     'content-type': json ? 'application/json; charset=utf-8' : 'text/html; charset=utf-8',
-    'content-length': Buffer.byteLength(body)
+    'content-length': Buffer.byteLength(body),
+    // onSend hooks that would close a keep-alive connection (a server shutting down) do not run here;
+    // a client told to retry later loses nothing by opening a new connection.
+    connection: 'close'
   })
   reply.raw.end(request.method === 'HEAD' ? undefined : body)
   return reply

@@ -49,6 +49,7 @@ t.test('a session that cannot be saved gets the 503 page once: no second try of 
   t.notMatch(page.body, /fastify-schools-resources: the store/, 'no internal message')
   t.match(page.headers['content-security-policy'], /default-src 'none'/, 'the security headers set before stay')
   t.equal(page.headers['content-length'], String(Buffer.byteLength(page.body)))
+  t.equal(page.headers.connection, 'close', 'the client reconnects; a server shutting down is not held open')
   t.equal(store.tried, 1, 'the store was asked to save once')
   t.same(responses, [503], 'onResponse hooks still run')
 
