@@ -77,6 +77,20 @@ const FST_SR_PLUGIN_ORDER = createError(
   500
 )
 
+/** The section was registered under a register prefix it cannot build links for (a route parameter or wildcard). */
+const FST_SR_REGISTER_PREFIX = createError<[string]>(
+  'FST_SR_REGISTER_PREFIX',
+  'fastify-schools-resources: cannot serve the section under the register prefix "%s": its links and redirects need a fixed path (no ":param" or "*"); register it outside that prefix and set its own prefix option',
+  500
+)
+
+/** A second section shares the sign-in routes of an earlier one, but with settings that would make it not work. */
+const FST_SR_SHARED_SIGN_IN = createError<[string, string]>(
+  'FST_SR_SHARED_SIGN_IN',
+  'fastify-schools-resources: the section at %s shares the sign-in at %s with an earlier section, so both need the same authenticate function, sessionKey and logoutPath (or set signIn: false on the later one, or give it a loginPath of its own)',
+  500
+)
+
 export const errorCodes = {
   FST_SR_INVALID_OPTION,
   FST_SR_INVALID_CATALOG,
@@ -87,5 +101,7 @@ export const errorCodes = {
   FST_SR_STORE_UNAVAILABLE,
   FST_SR_LOGIN_RATE_LIMITED,
   FST_SR_NO_SECTION,
-  FST_SR_PLUGIN_ORDER
+  FST_SR_PLUGIN_ORDER,
+  FST_SR_REGISTER_PREFIX,
+  FST_SR_SHARED_SIGN_IN
 } as const

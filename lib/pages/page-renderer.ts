@@ -1,18 +1,34 @@
 import type { FastifyReply } from 'fastify'
 import type { CategoryWithResources, Member } from '../types.js'
+import { errorCodes } from '../errors.js'
 import { csrfTokenFor } from '../session/csrf.js'
 import { defaultViews, type Page, type PageContext, type Views } from './views.js'
 import { applyFilter, type ResourceFilter } from './filters.js'
 import { CategoryPageCache } from './page-cache.js'
 
+const { FST_SR_REGISTER_PREFIX } = errorCodes
+
 export type SectionPaths = PageContext['paths']
 
-export function sectionPaths (opts: { prefix: string, loginPath: string, logoutPath: string }): SectionPaths {
-  const categoryBase = `${opts.prefix}/resources/`
+/**
+ * The register prefix the section's routes are mounted under (`fastify.prefix` of the context it was
+ * registered in: `register(fn, { prefix })` or an @fastify/autoload folder), as a path to put in front
+ * of every link: `''` at the root, else `/site` (no trailing slash, as Fastify joins them). A prefix
+ * with a route parameter or wildcard has no one path for links, so it is refused at start-up.
+ */
+export function mountPoint (registerPrefix: string): string {
+  const mount = registerPrefix.endsWith('/') ? registerPrefix.slice(0, -1) : registerPrefix
+  if (!/^(?:\/[A-Za-z0-9\-._~]+)*$/.test(mount)) throw new FST_SR_REGISTER_PREFIX(registerPrefix)
+  return mount
+}
+
+/** The paths links and redirects point to: the section's own, under the register prefix `mount`. */
+export function sectionPaths (opts: { prefix: string, loginPath: string, logoutPath: string }, mount = ''): SectionPaths {
+  const categoryBase = `${mount}${opts.prefix}/resources/`
   return {
-    index: `${opts.prefix}/`,
-    login: opts.loginPath,
-    logout: opts.logoutPath,
+    index: `${mount}${opts.prefix}/`,
+    login: `${mount}${opts.loginPath}`,
+    logout: `${mount}${opts.logoutPath}`,
     category: (slug) => `${categoryBase}${encodeURIComponent(slug)}/`
   }
 }

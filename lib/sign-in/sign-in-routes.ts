@@ -10,14 +10,17 @@ import type { LoginViewData } from '../pages/views.js'
 import { safeBackUrl } from './back-url.js'
 import type { Lockout } from './lockout.js'
 
-const { FST_SR_INVALID_MEMBER } = errorCodes
+const { FST_SR_INVALID_MEMBER, FST_SR_SHARED_SIGN_IN } = errorCodes
 const LOGIN_RATE_LIMITED = 'FST_SR_LOGIN_RATE_LIMITED'
 
 export interface SignInDeps {
   authenticate: (credentials: Credentials, request: FastifyRequest) => Promise<Member | null | undefined>
   memberOf: MemberLookup
   pages: PageRenderer
+  /** Where links point (under the register prefix). */
   paths: SectionPaths
+  /** The login and logout paths as the routes are registered (Fastify puts the register prefix in front). */
+  routes: { login: string, logout: string }
   baseUrl: string | undefined
   sessionKey: string
   lockout: Lockout | undefined
@@ -54,6 +57,35 @@ function sessionCookieName (request: FastifyRequest, session: LiveSession): stri
   return undefined
 }
 
+/** What sections sharing one sign-in must agree on. */
+export interface SignInSettings {
+  authenticate: SignInDeps['authenticate']
+  sessionKey: string
+  logout: string
+}
+
+// Per app (its server, which every context shares): the sign-in routes a section serves, by login path.
+const servedSignIns = new WeakMap<object, Map<string, SignInSettings>>()
+
+/**
+ * Whether the section with `paths` is the first in the app to use its login path, and so serves the
+ * sign-in routes. A later section shares them (several sections, one sign-in), which only works when it
+ * would sign in the same way: otherwise start-up fails rather than ignore its settings.
+ */
+export function servesSignIn (server: object, paths: SectionPaths, settings: SignInSettings): boolean {
+  let served = servedSignIns.get(server)
+  if (served === undefined) servedSignIns.set(server, served = new Map())
+  const first = served.get(paths.login)
+  if (first === undefined) {
+    served.set(paths.login, settings)
+    return true
+  }
+  if (first.authenticate !== settings.authenticate || first.sessionKey !== settings.sessionKey || first.logout !== settings.logout) {
+    throw new FST_SR_SHARED_SIGN_IN(paths.index, paths.login)
+  }
+  return false
+}
+
 /** Login form, sign-in and sign-out. The return address is checked every time it is read. */
 export function signInRoutes (fastify: FastifyInstance, deps: SignInDeps): void {
   const { authenticate, memberOf, pages, paths, baseUrl, sessionKey, lockout } = deps
@@ -79,7 +111,7 @@ export function signInRoutes (fastify: FastifyInstance, deps: SignInDeps): void 
     return loginPage(reply, status, { backUrl, error: status === 403 ? EXPIRED_FORM : error.message }, member)
   })
 
-  fastify.get(paths.login, async function loginForm (request, reply) {
+  fastify.get(deps.routes.login, async function loginForm (request, reply) {
     const member = await memberOf(request) ?? undefined
     if (wantsJson(request)) {
       reply.header('cache-control', 'no-store').header('vary', 'Accept')
@@ -90,7 +122,7 @@ export function signInRoutes (fastify: FastifyInstance, deps: SignInDeps): void 
 
   const guards = deps.rateLimit === undefined ? [deps.verifyCsrf] : [deps.rateLimit, deps.verifyCsrf]
 
-  fastify.post(paths.login, { preHandler: guards }, async function signIn (request, reply) {
+  fastify.post(deps.routes.login, { preHandler: guards }, async function signIn (request, reply) {
     const body = fields(request.body)
     // The form posts BackURL in its body; a hand-made link may carry it in the query instead.
     const backUrl = body.BackURL ?? fields(request.query).BackURL
@@ -134,7 +166,7 @@ export function signInRoutes (fastify: FastifyInstance, deps: SignInDeps): void 
     return loginPage(reply, 429, { backUrl, email, lockedUntil: until }, undefined)
   }
 
-  fastify.post(paths.logout, { preHandler: deps.verifyCsrf }, async function signOut (request, reply) {
+  fastify.post(deps.routes.logout, { preHandler: deps.verifyCsrf }, async function signOut (request, reply) {
     const session = request.session as unknown as LiveSession
     const cookieName = sessionCookieName(request, session)
     const { path, domain } = session.cookie
