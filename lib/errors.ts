@@ -37,7 +37,7 @@ const FST_SR_INVALID_REDIRECT_URL = createError<[string]>(
 /** The host's `authenticate` option resolved to something that is not a member. */
 const FST_SR_INVALID_MEMBER = createError<[string]>(
   'FST_SR_INVALID_MEMBER',
-  'fastify-schools-resources: authenticate() must resolve to a member with a string "id" and "name", or to null; got %s',
+  'fastify-schools-resources: authenticate() must resolve to a member ({ id, name }: id a non-empty string or a number, name a string), or to null; got %s',
   500,
   TypeError
 )
