@@ -56,6 +56,7 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
       routes: { login: opts.loginPath, logout: opts.logoutPath },
       baseUrl: opts.baseUrl,
       sessionKey: opts.sessionKey,
+      keepSessionData: opts.keepSessionData,
       lockout: opts.lockout === false ? undefined : new Lockout(opts.lockout),
       verifyCsrf,
       rateLimit: opts.loginRateLimit === false ? undefined : await loginRateLimit(section, opts.loginRateLimit)

@@ -2,7 +2,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, preHa
 import type { Credentials, Member } from '../types.js'
 import { errorCodes } from '../errors.js'
 import { siteOrigin } from '../redirect/site-origin.js'
-import { CSRF_ERROR_CODES, csrfTokenFor } from '../session/csrf.js'
+import { CSRF_ERROR_CODES, csrfTokenFor, keptAtSignIn } from '../session/csrf.js'
 import { isMember, type MemberLookup } from '../session/member.js'
 import { wantsJson } from '../pages/negotiation.js'
 import type { PageRenderer, SectionPaths } from '../pages/page-renderer.js'
@@ -23,6 +23,8 @@ export interface SignInDeps {
   routes: { login: string, logout: string }
   baseUrl: string | undefined
   sessionKey: string
+  /** Whether sign-in keeps what the host stored in the session (default) or starts a clean one. */
+  keepSessionData: boolean
   lockout: Lockout | undefined
   /** Checks the form's CSRF token (runs before the handlers). */
   verifyCsrf: preHandlerHookHandler
@@ -39,7 +41,7 @@ const EXPIRED_FORM = 'This form has expired. Please try again.'
 type Fields = Record<string, unknown>
 
 interface LiveSession {
-  regenerate (): Promise<void>
+  regenerate (keep?: string[]): Promise<void>
   destroy (): Promise<void>
   set (key: string, value: unknown): void
   encryptedSessionId: string
@@ -151,8 +153,10 @@ export function signInRoutes (fastify: FastifyInstance, deps: SignInDeps): void 
     }
     await lockout?.recordSuccess(email)
 
-    // A new session id at sign-in, so that an id planted before it (session fixation) is worthless.
-    await (request.session as unknown as LiveSession).regenerate()
+    // A new session id at sign-in, so that an id planted before it (session fixation) is worthless; the
+    // host's data comes along unless it asked for a clean session, the CSRF secret never does.
+    const session = request.session as unknown as LiveSession
+    await session.regenerate(deps.keepSessionData ? keptAtSignIn(session, sessionKey) : [])
     const stored: Member = { id: member.id, name: member.name }
     if (typeof member.email === 'string') stored.email = member.email
     ;(request.session as unknown as LiveSession).set(sessionKey, stored)
