@@ -85,7 +85,7 @@ export { REDIRECT_CONFLICT_WARNING } from './warnings.js'
 
 export type { FastifySchoolsResourcesOptions } from './options.js'
 export type { Member, Credentials, Catalog, CatalogData, Category, CategoryWithResources, Resource, ResourceFormat } from './types.js'
-export type { Views, Page, PageContext, LoginViewData, CategoryViewData } from './pages/views.js'
+export type { Views, DefaultViews, Page, PageContext, LoginViewData, CategoryViewData } from './pages/views.js'
 export type { ResourceFilter } from './pages/filters.js'
 export type { AttemptStore, AttemptCount } from './stores/attempt-store.js'
 export type { LockoutOptions } from './sign-in/lockout.js'

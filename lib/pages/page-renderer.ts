@@ -49,7 +49,7 @@ export class PageRenderer {
     if (opts.stylesheet.href !== undefined) this.#base.stylesheet = opts.stylesheet.href
     // Only the plugin's own views are cached (see page-cache.ts); a host's are rendered every time.
     if (views.layout === defaultViews.layout && views.category === defaultViews.category) {
-      this.#categoryPages = new CategoryPageCache((data, ctx) => String(views.layout(views.category(data, ctx), ctx)))
+      this.#categoryPages = new CategoryPageCache((data, ctx) => String(defaultViews.layout(defaultViews.category(data, ctx), ctx)))
     }
   }
 
@@ -67,14 +67,15 @@ export class PageRenderer {
     return member !== undefined && this.#base.signIn ? csrfTokenFor(reply) : undefined
   }
 
-  /** Sends `page` wrapped in the layout as an HTML document. */
-  send (reply: FastifyReply, page: Page, ctx: PageContext): FastifyReply {
-    return sendHtml(reply, String(this.#views.layout(page, ctx)))
+  /** Sends `page` (or the promise of one) wrapped in the layout as an HTML document. */
+  async send (reply: FastifyReply, page: Page | Promise<Page>, ctx: PageContext): Promise<FastifyReply> {
+    return sendHtml(reply, String(await this.#views.layout(await page, ctx)))
   }
 
   /** Sends `member` the page of `category` with `filter` applied, and `csrfToken` in its logout form. */
-  sendCategory (reply: FastifyReply, category: CategoryWithResources, filter: ResourceFilter, member: Member, csrfToken: string | undefined): FastifyReply {
+  sendCategory (reply: FastifyReply, category: CategoryWithResources, filter: ResourceFilter, member: Member, csrfToken: string | undefined): FastifyReply | Promise<FastifyReply> {
     const ctx = { ...this.#base, member, csrfToken }
+    // The cached page is sent at once: no promise on the path the bench measures.
     if (this.#categoryPages !== undefined) return sendHtml(reply, this.#categoryPages.page(category, filter, ctx))
     const resources = applyFilter(category.resources, filter)
     return this.send(reply, this.#views.category({ category, resources, filter }, ctx), ctx)
