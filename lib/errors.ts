@@ -91,6 +91,27 @@ const FST_SR_SHARED_SIGN_IN = createError<[string, string]>(
   500
 )
 
+/** A sign-in without an email address or password, or with one too long to be real. */
+const FST_SR_MISSING_CREDENTIALS = createError(
+  'FST_SR_MISSING_CREDENTIALS',
+  'Enter your email address and password.',
+  400
+)
+
+/** A sign-in with an unknown email address or a wrong password (which of the two is not said). */
+const FST_SR_INVALID_CREDENTIALS = createError(
+  'FST_SR_INVALID_CREDENTIALS',
+  'The email address or password is incorrect.',
+  401
+)
+
+/** A sign-in for a username locked after too many failures; Retry-After says for how long. */
+const FST_SR_LOCKED_OUT = createError<[string]>(
+  'FST_SR_LOCKED_OUT',
+  'Too many failed sign-ins for this email address. Try again after %s.',
+  429
+)
+
 export const errorCodes = {
   FST_SR_INVALID_OPTION,
   FST_SR_INVALID_CATALOG,
@@ -103,5 +124,8 @@ export const errorCodes = {
   FST_SR_NO_SECTION,
   FST_SR_PLUGIN_ORDER,
   FST_SR_REGISTER_PREFIX,
-  FST_SR_SHARED_SIGN_IN
+  FST_SR_SHARED_SIGN_IN,
+  FST_SR_MISSING_CREDENTIALS,
+  FST_SR_INVALID_CREDENTIALS,
+  FST_SR_LOCKED_OUT
 } as const

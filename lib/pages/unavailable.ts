@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import { isStoreUnavailable, STORE_RETRY_AFTER_SECONDS } from '../stores/store-unavailable.js'
-import { wantsJson } from './negotiation.js'
+import { sendJsonError, wantsJson } from './negotiation.js'
 
 const MESSAGE = 'This part of the site is briefly unavailable. Please try again in a moment.'
 
@@ -14,9 +14,7 @@ export function sendStoreUnavailable (error: FastifyError | Error, request: Fast
   reply.removeHeader('location')
   reply.removeHeader('set-cookie')
   reply.code(503).header('retry-after', String(STORE_RETRY_AFTER_SECONDS)).header('cache-control', 'no-store')
-  if (wantsJson(request)) {
-    return reply.send({ statusCode: 503, code: 'FST_SR_STORE_UNAVAILABLE', error: 'Service Unavailable', message: MESSAGE })
-  }
+  if (wantsJson(request)) return sendJsonError(reply, 503, 'FST_SR_STORE_UNAVAILABLE', MESSAGE)
   return reply.type('text/html; charset=utf-8').send(
     '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Temporarily unavailable</title></head>' +
     `<body><main><h1>Temporarily unavailable</h1><p>${MESSAGE}</p></main></body></html>`

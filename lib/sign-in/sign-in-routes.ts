@@ -4,13 +4,13 @@ import { errorCodes } from '../errors.js'
 import { siteOrigin } from '../redirect/site-origin.js'
 import { CSRF_ERROR_CODES, csrfTokenFor, keptAtSignIn } from '../session/csrf.js'
 import { isMember, type MemberLookup } from '../session/member.js'
-import { wantsJson } from '../pages/negotiation.js'
+import { isJsonClient, sendJsonError, wantsJson } from '../pages/negotiation.js'
 import type { PageRenderer, SectionPaths } from '../pages/page-renderer.js'
-import type { LoginViewData } from '../pages/views.js'
+import { retryTime, type LoginViewData } from '../pages/views.js'
 import { safeBackUrl } from './back-url.js'
 import type { Lockout } from './lockout.js'
 
-const { FST_SR_INVALID_MEMBER, FST_SR_SHARED_SIGN_IN } = errorCodes
+const { FST_SR_INVALID_MEMBER, FST_SR_SHARED_SIGN_IN, FST_SR_MISSING_CREDENTIALS, FST_SR_INVALID_CREDENTIALS, FST_SR_LOCKED_OUT } = errorCodes
 const LOGIN_RATE_LIMITED = 'FST_SR_LOGIN_RATE_LIMITED'
 
 export interface SignInDeps {
@@ -98,6 +98,13 @@ export function signInRoutes (fastify: FastifyInstance, deps: SignInDeps): void 
     return pages.send(reply, pages.views.login({ ...data, csrfToken: csrfTokenFor(reply) }, ctx), ctx)
   }
 
+  /** A refused sign-in: the form again with the message, or for a JSON client the error with its code. */
+  function refuse (reply: FastifyReply, error: { statusCode?: number, code: string, message: string }, data: LoginViewData, member?: Member) {
+    const status = error.statusCode ?? 500
+    if (isJsonClient(reply.request)) return sendJsonError(reply.header('cache-control', 'no-store'), status, error.code, error.message)
+    return loginPage(reply, status, { ...data, ...(data.lockedUntil === undefined ? { error: error.message } : {}) }, member)
+  }
+
   function returnAddress (request: FastifyRequest, value: unknown): string | undefined {
     return safeBackUrl(value, siteOrigin(request, baseUrl)) === undefined ? undefined : value as string
   }
@@ -106,10 +113,11 @@ export function signInRoutes (fastify: FastifyInstance, deps: SignInDeps): void 
   fastify.setErrorHandler(async function signInErrors (error: FastifyError, request, reply) {
     const code = error.code ?? ''
     const isForm = request.routeOptions.url === paths.login || request.routeOptions.url === paths.logout
-    if (!isForm || wantsJson(request) || (!CSRF_ERROR_CODES.has(code) && code !== LOGIN_RATE_LIMITED)) throw error
+    if (!isForm || (!CSRF_ERROR_CODES.has(code) && code !== LOGIN_RATE_LIMITED)) throw error
+    const status = CSRF_ERROR_CODES.has(code) ? 403 : 429
+    if (isJsonClient(request)) return sendJsonError(reply.header('cache-control', 'no-store'), status, code, error.message)
     const member = await memberOf(request) ?? undefined
     const backUrl = returnAddress(request, fields(request.body).BackURL ?? fields(request.query).BackURL)
-    const status = CSRF_ERROR_CODES.has(code) ? 403 : 429
     return loginPage(reply, status, { backUrl, error: status === 403 ? EXPIRED_FORM : error.message }, member)
   })
 
@@ -135,7 +143,7 @@ export function signInRoutes (fastify: FastifyInstance, deps: SignInDeps): void 
     const password = typeof body.password === 'string' ? body.password : ''
 
     if (email === '' || password === '' || email.length > MAX_EMAIL_LENGTH || password.length > MAX_PASSWORD_LENGTH) {
-      return loginPage(reply, 400, { backUrl: formBackUrl, email: email.slice(0, MAX_EMAIL_LENGTH), error: 'Enter your email address and password.' }, undefined)
+      return refuse(reply, new FST_SR_MISSING_CREDENTIALS(), { backUrl: formBackUrl, email: email.slice(0, MAX_EMAIL_LENGTH) })
     }
 
     // A locked username is refused before its password is checked, so the answer is the same for all.
@@ -146,7 +154,7 @@ export function signInRoutes (fastify: FastifyInstance, deps: SignInDeps): void 
     if (member === null || member === undefined) {
       const lockedNow = await lockout?.recordFailure(email)
       if (lockedNow !== undefined) return lockedOut(reply, lockedNow, formBackUrl, email)
-      return loginPage(reply, 401, { backUrl: formBackUrl, email, error: 'The email address or password is incorrect.' }, undefined)
+      return refuse(reply, new FST_SR_INVALID_CREDENTIALS(), { backUrl: formBackUrl, email })
     }
     if (!isMember(member)) {
       throw new FST_SR_INVALID_MEMBER(typeof member === 'object' ? 'an object without them' : typeof member)
@@ -162,12 +170,13 @@ export function signInRoutes (fastify: FastifyInstance, deps: SignInDeps): void 
     ;(request.session as unknown as LiveSession).set(sessionKey, stored)
 
     reply.header('cache-control', 'no-store')
-    return reply.redirectOnce(returnTo ?? paths.index, 303)
+    // Absolute, as documented, whether the return address was given or not.
+    return reply.redirectOnce(returnTo ?? `${siteOrigin(request, baseUrl)}${paths.index}`, 303)
   })
 
   function lockedOut (reply: FastifyReply, until: Date, backUrl: string | undefined, email: string) {
     reply.header('retry-after', String(Math.max(1, Math.ceil((until.getTime() - Date.now()) / 1000))))
-    return loginPage(reply, 429, { backUrl, email, lockedUntil: until }, undefined)
+    return refuse(reply, new FST_SR_LOCKED_OUT(retryTime(until)), { backUrl, email, lockedUntil: until })
   }
 
   fastify.post(deps.routes.logout, { preHandler: deps.verifyCsrf }, async function signOut (request, reply) {
