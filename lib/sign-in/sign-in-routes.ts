@@ -99,10 +99,11 @@ export function signInRoutes (fastify: FastifyInstance, deps: SignInDeps): void 
   }
 
   /** A refused sign-in: the form again with the message, or for a JSON client the error with its code. */
-  function refuse (reply: FastifyReply, error: { statusCode?: number, code: string, message: string }, data: LoginViewData, member?: Member) {
-    const status = error.statusCode ?? 500
+  function refuse (reply: FastifyReply, error: FastifyError, data: LoginViewData) {
+    // Our own errors, made with @fastify/error and a status each.
+    const status = Number(error.statusCode)
     if (isJsonClient(reply.request)) return sendJsonError(reply.header('cache-control', 'no-store'), status, error.code, error.message)
-    return loginPage(reply, status, { ...data, ...(data.lockedUntil === undefined ? { error: error.message } : {}) }, member)
+    return loginPage(reply, status, { ...data, ...(data.lockedUntil === undefined ? { error: error.message } : {}) }, undefined)
   }
 
   function returnAddress (request: FastifyRequest, value: unknown): string | undefined {
