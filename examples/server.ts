@@ -3,36 +3,24 @@ import type { IncomingMessage } from 'node:http'
 import type { Socket } from 'node:net'
 import { buildApp } from './app.js'
 import { connectRedis, createRedisClient, redact, watchRedis, type RedisClient } from './redis.js'
+import { readSettings, type ExampleSettings } from './settings.js'
 
-const env = process.env
-const port = Number(env.PORT ?? 3000)
-const host = env.HOST ?? '127.0.0.1'
-const logLevel = env.LOG_LEVEL ?? 'info'
+let settings: ExampleSettings
+try {
+  settings = readSettings(process.env)
+} catch (err) {
+  console.error(`Not starting: ${(err as Error).message}`)
+  process.exit(1)
+}
+const { port, host, logLevel, demoEmail, demoPassword } = settings
 
-let sessionSecret = env.SESSION_SECRET
-if (sessionSecret === undefined || sessionSecret === '') {
+let sessionSecret = settings.sessionSecret
+if (sessionSecret === undefined) {
   sessionSecret = randomBytes(32).toString('base64url')
   process.emitWarning('SESSION_SECRET is not set: using a random secret for this process only, so sessions end when it stops.', {
     type: 'UserWarning',
     code: 'EXAMPLE_NO_SESSION_SECRET'
   })
-}
-
-const demoEmail = env.DEMO_EMAIL ?? 'teacher@example.org'
-const demoPassword = env.DEMO_PASSWORD ?? 'correct horse battery staple'
-
-function milliseconds (name: string, fallback: number): number {
-  const raw = env[name]
-  if (raw === undefined || raw === '') return fallback
-  const value = Number(raw)
-  if (!Number.isSafeInteger(value) || value < 1) throw new Error(`${name} must be a positive whole number of milliseconds, got ${JSON.stringify(raw)}`)
-  return value
-}
-
-/** TRUST_PROXY as Fastify's trustProxy: `true`, or the proxies' addresses/CIDRs separated by commas. */
-function trustProxy (raw: string | undefined): boolean | string | undefined {
-  if (raw === undefined || raw === '' || raw === 'false') return undefined
-  return raw === 'true' ? true : raw
 }
 
 /**
@@ -51,26 +39,26 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 const SHUTDOWN_DEADLINE_MS = 10_000
 
 async function main (): Promise<void> {
-  const redisUrl = env.REDIS_URL === '' ? undefined : env.REDIS_URL
+  const redisUrl = settings.redisUrl
   const redis: RedisClient | undefined = redisUrl === undefined ? undefined : createRedisClient(redisUrl)
   const app = await buildApp({
-    baseUrl: env.BASE_URL === '' ? undefined : env.BASE_URL,
+    baseUrl: settings.baseUrl,
     sessionSecret: sessionSecret!,
     demoEmail,
     demoPassword,
     logger: { level: logLevel },
-    trustProxy: trustProxy(env.TRUST_PROXY),
-    requestTimeoutMs: milliseconds('REQUEST_TIMEOUT_MS', 30_000),
-    connectionTimeoutMs: milliseconds('CONNECTION_TIMEOUT_MS', 60_000),
+    trustProxy: settings.trustProxy,
+    requestTimeoutMs: settings.requestTimeoutMs,
+    connectionTimeoutMs: settings.connectionTimeoutMs,
     ...(redis === undefined
       ? {}
-      : { redis: { client: redis, prefix: env.REDIS_PREFIX || undefined, timeoutMs: milliseconds('REDIS_TIMEOUT_MS', 2000) } })
+      : { redis: { client: redis, prefix: settings.redisPrefix, timeoutMs: settings.redisTimeoutMs } })
   })
   if (redis !== undefined) {
     watchRedis(redis, redisUrl!, app.log)
     // Before listening: a server without its session store must not serve anything.
     try {
-      await connectRedis(redis, redisUrl!, milliseconds('REDIS_CONNECT_TIMEOUT_MS', 10_000), app.log)
+      await connectRedis(redis, redisUrl!, settings.redisConnectTimeoutMs, app.log)
     } catch (err) {
       await app.close()
       throw err
@@ -118,8 +106,11 @@ async function main (): Promise<void> {
     })
   }
   const address = await app.listen({ port, host })
-  app.log.info(`Resources section: ${address}/schools/resources/ (sign in as ${demoEmail})` +
-    (redisUrl === undefined ? '; sessions in memory (set REDIS_URL to share them between instances)' : `; sessions in Redis at ${redact(redisUrl)}`))
+  const where = `Resources section: ${address}/schools/resources/ (sign in as ${demoEmail})` +
+    (redisUrl === undefined ? '; sessions in memory (set REDIS_URL to share them between instances)' : `; sessions in Redis at ${redact(redisUrl)}`)
+  // Always said, whatever LOG_LEVEL hides: with PORT=0 this is the only place the port is told.
+  if (['info', 'debug', 'trace'].includes(logLevel)) app.log.info(where)
+  else console.log(where)
 }
 
 main().catch((err) => {

@@ -37,7 +37,7 @@ const FST_SR_INVALID_REDIRECT_URL = createError<[string]>(
 /** The host's `authenticate` option resolved to something that is not a member. */
 const FST_SR_INVALID_MEMBER = createError<[string]>(
   'FST_SR_INVALID_MEMBER',
-  'fastify-schools-resources: authenticate() must resolve to a member with a string "id" and "name", or to null; got %s',
+  'fastify-schools-resources: authenticate() must resolve to a member ({ id, name }: id a non-empty string or a number, name a string), or to null; got %s',
   500,
   TypeError
 )
@@ -84,6 +84,41 @@ const FST_SR_URI_TOO_LONG = createError<[number]>(
   414
 )
 
+/** The section was registered under a register prefix it cannot build links for (a route parameter or wildcard). */
+const FST_SR_REGISTER_PREFIX = createError<[string]>(
+  'FST_SR_REGISTER_PREFIX',
+  'fastify-schools-resources: cannot serve the section under the register prefix "%s": its links and redirects need a fixed path (no ":param" or "*"); register it outside that prefix and set its own prefix option',
+  500
+)
+
+/** A second section shares the sign-in routes of an earlier one, but with settings that would make it not work. */
+const FST_SR_SHARED_SIGN_IN = createError<[string, string]>(
+  'FST_SR_SHARED_SIGN_IN',
+  'fastify-schools-resources: the section at %s shares the sign-in at %s with an earlier section, so both need the same authenticate function, sessionKey and logoutPath (or set signIn: false on the later one, or give it a loginPath of its own)',
+  500
+)
+
+/** A sign-in without an email address or password, or with one too long to be real. */
+const FST_SR_MISSING_CREDENTIALS = createError(
+  'FST_SR_MISSING_CREDENTIALS',
+  'Enter your email address and password.',
+  400
+)
+
+/** A sign-in with an unknown email address or a wrong password (which of the two is not said). */
+const FST_SR_INVALID_CREDENTIALS = createError(
+  'FST_SR_INVALID_CREDENTIALS',
+  'The email address or password is incorrect.',
+  401
+)
+
+/** A sign-in for a username locked after too many failures; Retry-After says for how long. */
+const FST_SR_LOCKED_OUT = createError<[string]>(
+  'FST_SR_LOCKED_OUT',
+  'Too many failed sign-ins for this email address. Try again after %s.',
+  429
+)
+
 export const errorCodes = {
   FST_SR_INVALID_OPTION,
   FST_SR_INVALID_CATALOG,
@@ -95,5 +130,10 @@ export const errorCodes = {
   FST_SR_STORE_UNAVAILABLE,
   FST_SR_LOGIN_RATE_LIMITED,
   FST_SR_NO_SECTION,
-  FST_SR_PLUGIN_ORDER
+  FST_SR_PLUGIN_ORDER,
+  FST_SR_REGISTER_PREFIX,
+  FST_SR_SHARED_SIGN_IN,
+  FST_SR_MISSING_CREDENTIALS,
+  FST_SR_INVALID_CREDENTIALS,
+  FST_SR_LOCKED_OUT
 } as const

@@ -6,12 +6,12 @@ import { resolveOptions, type FastifySchoolsResourcesOptions } from './options.j
 import redirectOnce from './redirect/redirect-once.js'
 import { memberLookup } from './session/member.js'
 import { registerCsrf } from './session/csrf.js'
-import { PageRenderer, resolveViews, sectionPaths } from './pages/page-renderer.js'
+import { mountPoint, PageRenderer, resolveViews, sectionPaths } from './pages/page-renderer.js'
 import { stylesheetPolicy, stylesheetRoute } from './pages/stylesheet.js'
 import { registerSecurityHeaders } from './pages/security-headers.js'
 import { storeErrorHandler } from './pages/unavailable.js'
 import { sectionRoutes } from './section/section-routes.js'
-import { signInRoutes } from './sign-in/sign-in-routes.js'
+import { servesSignIn, signInRoutes } from './sign-in/sign-in-routes.js'
 import { Lockout } from './sign-in/lockout.js'
 import { loginRateLimit } from './sign-in/login-rate-limit.js'
 
@@ -19,6 +19,11 @@ const FORM = 'application/x-www-form-urlencoded'
 
 const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = async function (fastify, options) {
   const opts = resolveOptions(options)
+  // This is a fastify-plugin plugin, so Fastify does not read its `prefix` option as a register prefix:
+  // it is the section's own path. The register prefix of the context it is registered in (a wrapping
+  // `register(fn, { prefix })`, an autoload folder) moves its routes, so every link goes under it too.
+  const mount = mountPoint(fastify.prefix)
+  const paths = sectionPaths(opts, mount)
   await fastify.register(redirectOnce, { baseUrl: opts.baseUrl, conflictLog: opts.conflictLog })
 
   // Store failures (Redis down or slow) on our routes become a clear 503, in a context of its own around
@@ -35,25 +40,28 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
     // The default policy, plus the origin of a host stylesheet on another site; the host's helmet options still win.
     await registerSecurityHeaders(section, opts.helmet === false ? false : { contentSecurityPolicy: stylesheetPolicy(opts.stylesheet), ...opts.helmet })
     const memberOf = memberLookup(opts.getMember, opts.sessionKey)
-    const paths = sectionPaths(opts)
-    const pages = new PageRenderer(resolveViews(opts.views), opts, paths)
+    const stylesheet = opts.stylesheet.servePath === undefined ? opts.stylesheet : { ...opts.stylesheet, href: `${mount}${opts.stylesheet.href}` }
+    const pages = new PageRenderer(resolveViews(opts.views), { ...opts, stylesheet }, paths)
     if (opts.stylesheet.servePath !== undefined) stylesheetRoute(section, opts.stylesheet.servePath)
-    sectionRoutes(section, { catalog: opts.catalog, memberOf, pages, paths, prefix: opts.prefix, baseUrl: opts.baseUrl, loginPath: opts.loginPath, sessionDecides: opts.getMember === undefined })
-    if (opts.authenticate !== undefined && opts.signIn) {
-      const csrf = await registerCsrf(section, opts.baseUrl)
-      signInRoutes(section, {
-        authenticate: opts.authenticate,
-        memberOf,
-        pages,
-        paths,
-        baseUrl: opts.baseUrl,
-        sessionKey: opts.sessionKey,
-        lockout: opts.lockout === false ? undefined : new Lockout(opts.lockout),
-        verifyCsrf: csrf.verify,
-        renewCsrfCookie: csrf.ownCookie,
-        rateLimit: opts.loginRateLimit === false ? undefined : await loginRateLimit(section, opts.loginRateLimit)
-      })
-    }
+    sectionRoutes(section, { catalog: opts.catalog, memberOf, pages, paths, prefix: opts.prefix, baseUrl: opts.baseUrl, sessionDecides: opts.getMember === undefined })
+    if (opts.authenticate === undefined || !opts.signIn) return
+    // The logout forms' tokens, in every section; the routes in the first section with this login path.
+    const csrf = await registerCsrf(section, opts.baseUrl)
+    if (!servesSignIn(section.server, paths, { authenticate: opts.authenticate, sessionKey: opts.sessionKey, logout: paths.logout })) return
+    signInRoutes(section, {
+      authenticate: opts.authenticate,
+      memberOf,
+      pages,
+      paths,
+      routes: { login: opts.loginPath, logout: opts.logoutPath },
+      baseUrl: opts.baseUrl,
+      sessionKey: opts.sessionKey,
+      keepSessionData: opts.keepSessionData,
+      lockout: opts.lockout === false ? undefined : new Lockout(opts.lockout),
+      verifyCsrf: csrf.verify,
+      renewCsrfCookie: csrf.ownCookie,
+      rateLimit: opts.loginRateLimit === false ? undefined : await loginRateLimit(section, opts.loginRateLimit)
+    })
   }
 }
 
@@ -78,7 +86,7 @@ export { REDIRECT_CONFLICT_WARNING } from './warnings.js'
 
 export type { FastifySchoolsResourcesOptions } from './options.js'
 export type { Member, Credentials, Catalog, CatalogData, Category, CategoryWithResources, Resource, ResourceFormat } from './types.js'
-export type { Views, Page, PageContext, LoginViewData, CategoryViewData } from './pages/views.js'
+export type { Views, DefaultViews, Page, PageContext, LoginViewData, CategoryViewData } from './pages/views.js'
 export type { ResourceFilter } from './pages/filters.js'
 export type { AttemptStore, AttemptCount } from './stores/attempt-store.js'
 export type { LockoutOptions } from './sign-in/lockout.js'

@@ -29,6 +29,8 @@ export interface FastifySchoolsResourcesOptions {
   logoutPath?: string
   /** Session key that holds the signed-in member (default `member`). */
   sessionKey?: string
+  /** Sign-in keeps what the host stored in the session under a new session id (default true); false starts a clean one. */
+  keepSessionData?: boolean
   /** Who is signed in, for hosts with their own authentication (default: the session's member). */
   getMember?: (request: FastifyRequest) => Member | null | undefined | Promise<Member | null | undefined>
   /** Replace any of the page renderers. */
@@ -59,6 +61,7 @@ export interface ResolvedOptions {
   loginPath: string
   logoutPath: string
   sessionKey: string
+  keepSessionData: boolean
   getMember: FastifySchoolsResourcesOptions['getMember']
   views: Partial<Views>
   siteName: string
@@ -73,7 +76,7 @@ export interface ResolvedOptions {
 const FASTIFY_KEYS = new Set(['logLevel', 'logSerializers'])
 const KNOWN_KEYS = new Set<string>([
   'catalog', 'authenticate', 'signIn', 'prefix', 'baseUrl', 'loginPath', 'logoutPath',
-  'sessionKey', 'getMember', 'views', 'siteName', 'stylesheet', 'lockout', 'loginRateLimit', 'helmet', 'conflictLog'
+  'sessionKey', 'keepSessionData', 'getMember', 'views', 'siteName', 'stylesheet', 'lockout', 'loginRateLimit', 'helmet', 'conflictLog'
 ])
 const VIEW_KEYS = new Set(['layout', 'index', 'category', 'login', 'notFound'])
 
@@ -158,6 +161,9 @@ export function resolveOptions (raw: object): ResolvedOptions {
   const sessionKey = opts.sessionKey ?? 'member'
   if (typeof sessionKey !== 'string' || sessionKey === '') fail('sessionKey', 'must be a non-empty string')
 
+  const keepSessionData = opts.keepSessionData ?? true
+  if (typeof keepSessionData !== 'boolean') fail('keepSessionData', 'must be true or false')
+
   const views = opts.views ?? {}
   if (views === null || typeof views !== 'object') fail('views', 'must be an object of render functions')
   for (const [key, value] of Object.entries(views)) {
@@ -178,6 +184,7 @@ export function resolveOptions (raw: object): ResolvedOptions {
     loginPath: path(opts, 'loginPath', '/Security/login'),
     logoutPath: path(opts, 'logoutPath', '/Security/logout'),
     sessionKey,
+    keepSessionData,
     getMember: optionalFunction<ResolvedOptions['getMember']>(opts, 'getMember'),
     views,
     siteName,

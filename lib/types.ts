@@ -5,7 +5,8 @@ import type { kAnonymousRedirect } from './symbols.js'
 
 /** A signed-in member, as kept in the session. Keep it small and JSON-serialisable. */
 export interface Member {
-  id: string
+  /** A non-empty string or a finite number, as a database gives it (`42`, `'t-1'`, a UUID). */
+  id: string | number
   name: string
   email?: string
 }

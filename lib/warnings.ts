@@ -3,6 +3,9 @@
 /** Code of the `UserWarning` raised when a second, different redirect is refused by `reply.redirectOnce`. */
 export const REDIRECT_CONFLICT_WARNING = 'FST_SR_REDIRECT_CONFLICT'
 
+/** Code of the `UserWarning` raised once when a session holds something under `sessionKey` that is not a member. */
+export const NOT_A_MEMBER_WARNING = 'FST_SR_NOT_A_MEMBER'
+
 // One prototype per warning type: an Error whose name is the type, as Node's own warnings have.
 const prototypes = new Map<string, Error>()
 

@@ -3,7 +3,7 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import fastifyCookie from '@fastify/cookie'
 import fastifySession from '@fastify/session'
 import rateLimit from '@fastify/rate-limit'
-import schoolsResources, { anonymousShortCircuit } from '../lib/index.js'
+import schoolsResources, { anonymousShortCircuit, type Member } from '../lib/index.js'
 import { BASE_URL, CountingCatalog, SECRET, signIn, teacherOnly } from './helpers/app.js'
 
 // Every hook a host registers runs before any page for a signed-in member, whether or not the
@@ -21,12 +21,12 @@ declare module 'fastify' {
 interface Host {
   app: FastifyInstance
   audit: string[]
-  suspended: Set<string>
+  suspended: Set<Member['id']>
 }
 
 async function buildHost (shortCircuit: boolean): Promise<Host> {
   const audit: string[] = []
-  const suspended = new Set<string>()
+  const suspended = new Set<Member['id']>()
   const app = Fastify()
   await app.register(fastifyCookie)
   if (shortCircuit) await app.register(anonymousShortCircuit)

@@ -25,6 +25,7 @@ t.test('wrong options fail app.ready() with an error that names the option', asy
     ['authenticate', { catalog }],
     ['authenticate', { ...base, authenticate: 'yes' }],
     ['signIn', { ...base, signIn: 'no' }],
+    ['keepSessionData', { ...base, keepSessionData: 'yes' }],
     ['prefix', { ...base, prefix: 'schools' }],
     ['prefix', { ...base, prefix: '/schools/' }],
     ['prefix', { ...base, prefix: '/' }],

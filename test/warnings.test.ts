@@ -7,7 +7,9 @@ import { emitProcessWarning } from '../lib/warnings.js'
 const built = resolve(__dirname, '../dist/lib/warnings.js')
 
 function stderrOf (flags: string[], code: string): string {
-  const res = spawnSync(process.execPath, [...flags, '-e', code], { encoding: 'utf8' })
+  // --warnings first: under tap on Node 26, @tapjs/processinfo puts --no-warnings into every child's
+  // NODE_OPTIONS; the command line wins, and a test's own flags after it still can turn them off.
+  const res = spawnSync(process.execPath, ['--warnings', ...flags, '-e', code], { encoding: 'utf8' })
   return res.stderr.replace(/\(node:\d+\)/g, '(node:PID)')
 }
 

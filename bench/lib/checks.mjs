@@ -32,15 +32,23 @@ function sessionCookie (res) {
   return header?.split(';', 1)[0]
 }
 
+/** Every cookie a response sets, as a browser sends them back (`a=1; b=2`), or undefined for none. */
+function allCookies (res) {
+  const pairs = (res.headers['set-cookie'] ?? []).map((c) => c.split(';', 1)[0])
+  return pairs.length === 0 ? undefined : pairs.join('; ')
+}
+
 /**
  * Signs in as a browser does and resolves to the session cookie: opens the login form (ours carries a
- * CSRF token tied to its session), then posts it. Servers without a form take the post alone.
+ * CSRF token whose secret is in a cookie of its own), then posts it with the cookies the form set.
+ * Servers without a form take the post alone.
  */
 export async function signIn (port) {
   const form = await http(port, { path: '/Security/login' })
   const token = /name="_csrf" value="([^"]+)"/.exec(form.body)?.[1]
-  const formCookie = sessionCookie(form)
-  const headers = { 'content-type': 'application/x-www-form-urlencoded', ...(formCookie === undefined ? {} : { cookie: formCookie }) }
+  const formCookie = allCookies(form)
+  // Our site is https behind a proxy (bench/servers/ours.mjs); the other servers ignore the header.
+  const headers = { 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-proto': 'https', ...(formCookie === undefined ? {} : { cookie: formCookie }) }
   const body = token === undefined ? CREDENTIALS : `${CREDENTIALS}&_csrf=${encodeURIComponent(token)}`
   const res = await http(port, { method: 'POST', path: '/Security/login', headers, body })
   const cookie = sessionCookie(res)

@@ -28,6 +28,9 @@ if (variant !== undefined && VARIANTS[variant] === undefined) throw new Error(`O
 const sessions = new Map()
 const app = await buildApp({
   baseUrl,
+  // An https site behind a TLS proxy, as the example runs in production: the runner's sign-in says
+  // X-Forwarded-Proto: https, so that the Secure session cookie is set over loopback http.
+  trustProxy: true,
   sessionSecret: secret,
   demoEmail: 'teacher@example.org',
   demoPassword: 'correct horse battery staple',

@@ -1,18 +1,34 @@
 import type { FastifyReply } from 'fastify'
 import type { CategoryWithResources, Member } from '../types.js'
+import { errorCodes } from '../errors.js'
 import { csrfTokenFor } from '../session/csrf.js'
 import { defaultViews, type Page, type PageContext, type Views } from './views.js'
 import { applyFilter, type ResourceFilter } from './filters.js'
 import { CategoryPageCache } from './page-cache.js'
 
+const { FST_SR_REGISTER_PREFIX } = errorCodes
+
 export type SectionPaths = PageContext['paths']
 
-export function sectionPaths (opts: { prefix: string, loginPath: string, logoutPath: string }): SectionPaths {
-  const categoryBase = `${opts.prefix}/resources/`
+/**
+ * The register prefix the section's routes are mounted under (`fastify.prefix` of the context it was
+ * registered in: `register(fn, { prefix })` or an @fastify/autoload folder), as a path to put in front
+ * of every link: `''` at the root, else `/site` (no trailing slash, as Fastify joins them). A prefix
+ * with a route parameter or wildcard has no one path for links, so it is refused at start-up.
+ */
+export function mountPoint (registerPrefix: string): string {
+  const mount = registerPrefix.endsWith('/') ? registerPrefix.slice(0, -1) : registerPrefix
+  if (!/^(?:\/[A-Za-z0-9\-._~]+)*$/.test(mount)) throw new FST_SR_REGISTER_PREFIX(registerPrefix)
+  return mount
+}
+
+/** The paths links and redirects point to: the section's own, under the register prefix `mount`. */
+export function sectionPaths (opts: { prefix: string, loginPath: string, logoutPath: string }, mount = ''): SectionPaths {
+  const categoryBase = `${mount}${opts.prefix}/resources/`
   return {
-    index: `${opts.prefix}/`,
-    login: opts.loginPath,
-    logout: opts.logoutPath,
+    index: `${mount}${opts.prefix}/`,
+    login: `${mount}${opts.loginPath}`,
+    logout: `${mount}${opts.logoutPath}`,
     category: (slug) => `${categoryBase}${encodeURIComponent(slug)}/`
   }
 }
@@ -33,7 +49,7 @@ export class PageRenderer {
     if (opts.stylesheet.href !== undefined) this.#base.stylesheet = opts.stylesheet.href
     // Only the plugin's own views are cached (see page-cache.ts); a host's are rendered every time.
     if (views.layout === defaultViews.layout && views.category === defaultViews.category) {
-      this.#categoryPages = new CategoryPageCache((data, ctx) => String(views.layout(views.category(data, ctx), ctx)))
+      this.#categoryPages = new CategoryPageCache((data, ctx) => String(defaultViews.layout(defaultViews.category(data, ctx), ctx)))
     }
   }
 
@@ -51,14 +67,15 @@ export class PageRenderer {
     return member !== undefined && this.#base.signIn ? csrfTokenFor(reply) : undefined
   }
 
-  /** Sends `page` wrapped in the layout as an HTML document. */
-  send (reply: FastifyReply, page: Page, ctx: PageContext): FastifyReply {
-    return sendHtml(reply, String(this.#views.layout(page, ctx)))
+  /** Sends `page` (or the promise of one) wrapped in the layout as an HTML document. */
+  async send (reply: FastifyReply, page: Page | Promise<Page>, ctx: PageContext): Promise<FastifyReply> {
+    return sendHtml(reply, String(await this.#views.layout(await page, ctx)))
   }
 
   /** Sends `member` the page of `category` with `filter` applied, and `csrfToken` in its logout form. */
-  sendCategory (reply: FastifyReply, category: CategoryWithResources, filter: ResourceFilter, member: Member, csrfToken: string | undefined): FastifyReply {
+  sendCategory (reply: FastifyReply, category: CategoryWithResources, filter: ResourceFilter, member: Member, csrfToken: string | undefined): FastifyReply | Promise<FastifyReply> {
     const ctx = { ...this.#base, member, csrfToken }
+    // The cached page is sent at once: no promise on the path the bench measures.
     if (this.#categoryPages !== undefined) return sendHtml(reply, this.#categoryPages.page(category, filter, ctx))
     const resources = applyFilter(category.resources, filter)
     return this.send(reply, this.#views.category({ category, resources, filter }, ctx), ctx)

@@ -48,9 +48,21 @@ export interface CategoryViewData {
   filter?: ResourceFilter
 }
 
-/** Page renderers. Strings are sent as they are, so a replacement must escape what it interpolates (`html` does). */
+/**
+ * Page renderers. Strings are sent as they are, so a replacement must escape what it interpolates (`html`
+ * does). Any of them may return a promise (a template engine's async render); the plugin awaits it.
+ */
 export interface Views {
-  layout (page: Page, ctx: PageContext): SafeHtml | string
+  layout (page: Page, ctx: PageContext): SafeHtml | string | Promise<SafeHtml | string>
+  index (data: { categories: readonly Category[] }, ctx: PageContext): Page | Promise<Page>
+  category (data: CategoryViewData, ctx: PageContext): Page | Promise<Page>
+  login (data: LoginViewData, ctx: PageContext): Page | Promise<Page>
+  notFound (data: Record<string, never>, ctx: PageContext): Page | Promise<Page>
+}
+
+/** The plugin's own views: synchronous, so a host's view can wrap one and use its result at once. */
+export interface DefaultViews {
+  layout (page: Page, ctx: PageContext): SafeHtml
   index (data: { categories: readonly Category[] }, ctx: PageContext): Page
   category (data: CategoryViewData, ctx: PageContext): Page
   login (data: LoginViewData, ctx: PageContext): Page
@@ -222,4 +234,4 @@ function notFound (_data: Record<string, never>, ctx: PageContext): Page {
   }
 }
 
-export const defaultViews: Views = { layout, index, category, login, notFound }
+export const defaultViews: DefaultViews = { layout, index, category, login, notFound }

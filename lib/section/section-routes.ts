@@ -14,10 +14,11 @@ export interface SectionDeps {
   catalog: Catalog
   memberOf: MemberLookup
   pages: PageRenderer
+  /** Where links point (under the register prefix). */
   paths: SectionPaths
+  /** The section's own path, as its routes are registered (Fastify puts the register prefix in front). */
   prefix: string
   baseUrl: string | undefined
-  loginPath: string
   /** Whether being signed in is decided by the session alone (no host getMember). */
   sessionDecides: boolean
 }
@@ -66,11 +67,12 @@ export function sectionRoutes (fastify: FastifyInstance, deps: SectionDeps): voi
     return pages.send(reply, pages.views.notFound({}, ctx), ctx)
   }
 
-  fastify.get(paths.index, sectionIndex)
-  // With the host's ignoreTrailingSlash the router already answers the bare prefix.
-  if (!fastify.hasRoute({ method: 'GET', url: prefix })) fastify.get(prefix, sectionIndex)
+  fastify.get(`${prefix}/`, sectionIndex)
+  // With the host's ignoreTrailingSlash the router already answers the bare prefix (hasRoute takes the
+  // whole path, register prefix included).
+  if (!fastify.hasRoute({ method: 'GET', url: paths.index.slice(0, -1) })) fastify.get(prefix, sectionIndex)
 
-  const anonymous: AnonymousRedirect = { baseUrl: deps.baseUrl, loginPath: deps.loginPath, indexPath: paths.index }
+  const anonymous: AnonymousRedirect = { baseUrl: deps.baseUrl, loginPath: paths.login, indexPath: paths.index }
   // A wildcard, so that every shape of slug (too long, nested, odd characters) reaches the guard. The
   // config marks the route for the anonymous short-circuit, which may then answer requests without a
   // session cookie first; not when the host's getMember decides, whose members may have no such cookie.

@@ -4,6 +4,8 @@ import { hasLiveSession } from './member.js'
 
 /** The cookie that carries the CSRF secret. */
 export const CSRF_COOKIE = '_csrf'
+// @fastify/csrf-protection's default key, where a host's own registration of it keeps its secret in the session.
+const CSRF_DEFAULT_SESSION_KEY = '_csrf'
 export const CSRF_ERROR_CODES: ReadonlySet<string> = new Set(['FST_CSRF_MISSING_SECRET', 'FST_CSRF_INVALID_TOKEN'])
 
 /**
@@ -25,6 +27,15 @@ export async function registerCsrf (section: FastifyInstance, baseUrl: string | 
     })
   }
   return { verify: section.csrfProtection, ownCookie }
+}
+
+/**
+ * What a session keeps through sign-in: everything the host stored (a language choice, a basket), as
+ * Django's login() keeps it, but not the CSRF secret (renewed with the session id) nor `sessionKey`
+ * (set again). @fastify/session keeps its data as the session's own enumerable fields; `cookie` is its own.
+ */
+export function keptAtSignIn (session: object, sessionKey: string): string[] {
+  return Object.keys(session).filter((key) => key !== 'cookie' && key !== CSRF_DEFAULT_SESSION_KEY && key !== sessionKey)
 }
 
 /** A fresh token for a form, or undefined where the request has no usable session. */

@@ -1,12 +1,26 @@
 import type { FastifyRequest } from 'fastify'
 import type { Member } from '../types.js'
+import { emitProcessWarning, NOT_A_MEMBER_WARNING } from '../warnings.js'
 
 export type MemberLookup = (request: FastifyRequest) => Member | null | undefined | Promise<Member | null | undefined>
 
 export function isMember (value: unknown): value is Member {
-  return value !== null && typeof value === 'object' &&
-    typeof (value as Member).id === 'string' && (value as Member).id !== '' &&
-    typeof (value as Member).name === 'string'
+  if (value === null || typeof value !== 'object') return false
+  const { id, name } = value as Member
+  return ((typeof id === 'string' && id !== '') || (typeof id === 'number' && Number.isFinite(id))) && typeof name === 'string'
+}
+
+/**
+ * Says once per section that the session holds something else under `sessionKey`: a host with its own
+ * login storing its user there (`{ id, username }`) would otherwise get a silent redirect loop, every
+ * visit counting as signed out.
+ */
+function warnNotAMember (request: FastifyRequest, sessionKey: string): void {
+  const message = `The session holds a value under sessionKey "${sessionKey}" that is not a member ({ id, name }), so ` +
+    'every visit counts as signed out. If your own sign-in stores its user there, give the section a getMember ' +
+    'option that returns { id, name } for it (or store members under another sessionKey).'
+  emitProcessWarning(message, 'UserWarning', NOT_A_MEMBER_WARNING)
+  request.log.warn({ code: NOT_A_MEMBER_WARNING, sessionKey }, message)
 }
 
 /**
@@ -21,9 +35,15 @@ export function hasLiveSession (request: FastifyRequest): boolean {
 
 /** The member stored under `sessionKey`, or undefined; anything malformed counts as signed out. */
 export function sessionMember (sessionKey: string): MemberLookup {
+  let warned = false
   return function memberFromSession (request) {
-    const value = hasLiveSession(request) ? request.session.get(sessionKey as 'member') : undefined
-    return isMember(value) ? value : undefined
+    const value: unknown = hasLiveSession(request) ? request.session.get(sessionKey as 'member') : undefined
+    if (isMember(value)) return value
+    if (value !== undefined && value !== null && !warned) {
+      warned = true
+      warnNotAMember(request, sessionKey)
+    }
+    return undefined
   }
 }
 

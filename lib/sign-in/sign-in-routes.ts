@@ -2,15 +2,15 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, preHa
 import type { Credentials, Member } from '../types.js'
 import { errorCodes } from '../errors.js'
 import { siteOrigin } from '../redirect/site-origin.js'
-import { CSRF_COOKIE, CSRF_ERROR_CODES, csrfTokenFor } from '../session/csrf.js'
+import { CSRF_COOKIE, CSRF_ERROR_CODES, csrfTokenFor, keptAtSignIn } from '../session/csrf.js'
 import { isMember, type MemberLookup } from '../session/member.js'
-import { wantsJson } from '../pages/negotiation.js'
+import { isJsonClient, sendJsonError, wantsJson } from '../pages/negotiation.js'
 import type { PageRenderer, SectionPaths } from '../pages/page-renderer.js'
-import type { LoginViewData } from '../pages/views.js'
+import { retryTime, type LoginViewData } from '../pages/views.js'
 import { safeBackUrl } from './back-url.js'
 import type { Lockout } from './lockout.js'
 
-const { FST_SR_INVALID_MEMBER } = errorCodes
+const { FST_SR_INVALID_MEMBER, FST_SR_SHARED_SIGN_IN, FST_SR_MISSING_CREDENTIALS, FST_SR_INVALID_CREDENTIALS, FST_SR_LOCKED_OUT } = errorCodes
 // The code the rate limit's errors carry (they are made in login-rate-limit.ts).
 const LOGIN_RATE_LIMITED: keyof typeof errorCodes = 'FST_SR_LOGIN_RATE_LIMITED'
 
@@ -18,9 +18,14 @@ export interface SignInDeps {
   authenticate: (credentials: Credentials, request: FastifyRequest) => Promise<Member | null | undefined>
   memberOf: MemberLookup
   pages: PageRenderer
+  /** Where links point (under the register prefix). */
   paths: SectionPaths
+  /** The login and logout paths as the routes are registered (Fastify puts the register prefix in front). */
+  routes: { login: string, logout: string }
   baseUrl: string | undefined
   sessionKey: string
+  /** Whether sign-in keeps what the host stored in the session (default) or starts a clean one. */
+  keepSessionData: boolean
   lockout: Lockout | undefined
   /** Checks the form's CSRF token (runs before the handlers). */
   verifyCsrf: preHandlerHookHandler
@@ -42,6 +47,35 @@ function fields (value: unknown): Fields {
   return value !== null && typeof value === 'object' ? value as Fields : {}
 }
 
+/** What sections sharing one sign-in must agree on. */
+export interface SignInSettings {
+  authenticate: SignInDeps['authenticate']
+  sessionKey: string
+  logout: string
+}
+
+// Per app (its server, which every context shares): the sign-in routes a section serves, by login path.
+const servedSignIns = new WeakMap<object, Map<string, SignInSettings>>()
+
+/**
+ * Whether the section with `paths` is the first in the app to use its login path, and so serves the
+ * sign-in routes. A later section shares them (several sections, one sign-in), which only works when it
+ * would sign in the same way: otherwise start-up fails rather than ignore its settings.
+ */
+export function servesSignIn (server: object, paths: SectionPaths, settings: SignInSettings): boolean {
+  let served = servedSignIns.get(server)
+  if (served === undefined) servedSignIns.set(server, served = new Map())
+  const first = served.get(paths.login)
+  if (first === undefined) {
+    served.set(paths.login, settings)
+    return true
+  }
+  if (first.authenticate !== settings.authenticate || first.sessionKey !== settings.sessionKey || first.logout !== settings.logout) {
+    throw new FST_SR_SHARED_SIGN_IN(paths.index, paths.login)
+  }
+  return false
+}
+
 /** Login form, sign-in and sign-out. The return address is checked every time it is read. */
 export function signInRoutes (fastify: FastifyInstance, deps: SignInDeps): void {
   const { authenticate, memberOf, pages, paths, baseUrl, sessionKey, lockout } = deps
@@ -52,6 +86,14 @@ export function signInRoutes (fastify: FastifyInstance, deps: SignInDeps): void 
     return pages.send(reply, pages.views.login({ ...data, csrfToken: csrfTokenFor(reply) }, ctx), ctx)
   }
 
+  /** A refused sign-in: the form again with the message, or for a JSON client the error with its code. */
+  function refuse (reply: FastifyReply, error: FastifyError, data: LoginViewData) {
+    // Our own errors, made with @fastify/error and a status each.
+    const status = Number(error.statusCode)
+    if (isJsonClient(reply.request)) return sendJsonError(reply.header('cache-control', 'no-store'), status, error.code, error.message)
+    return loginPage(reply, status, { ...data, ...(data.lockedUntil === undefined ? { error: error.message } : {}) }, undefined)
+  }
+
   function returnAddress (request: FastifyRequest, value: unknown): string | undefined {
     return safeBackUrl(value, siteOrigin(request, baseUrl)) === undefined ? undefined : value as string
   }
@@ -60,14 +102,15 @@ export function signInRoutes (fastify: FastifyInstance, deps: SignInDeps): void 
   fastify.setErrorHandler(async function signInErrors (error: FastifyError, request, reply) {
     const code = error.code ?? ''
     const isForm = request.routeOptions.url === paths.login || request.routeOptions.url === paths.logout
-    if (!isForm || wantsJson(request) || (!CSRF_ERROR_CODES.has(code) && code !== LOGIN_RATE_LIMITED)) throw error
+    if (!isForm || (!CSRF_ERROR_CODES.has(code) && code !== LOGIN_RATE_LIMITED)) throw error
+    const status = CSRF_ERROR_CODES.has(code) ? 403 : 429
+    if (isJsonClient(request)) return sendJsonError(reply.header('cache-control', 'no-store'), status, code, error.message)
     const member = await memberOf(request) ?? undefined
     const backUrl = returnAddress(request, fields(request.body).BackURL ?? fields(request.query).BackURL)
-    const status = CSRF_ERROR_CODES.has(code) ? 403 : 429
     return loginPage(reply, status, { backUrl, error: status === 403 ? EXPIRED_FORM : error.message }, member)
   })
 
-  fastify.get(paths.login, async function loginForm (request, reply) {
+  fastify.get(deps.routes.login, async function loginForm (request, reply) {
     const member = await memberOf(request) ?? undefined
     if (wantsJson(request)) {
       reply.header('cache-control', 'no-store').header('vary', 'Accept')
@@ -78,7 +121,7 @@ export function signInRoutes (fastify: FastifyInstance, deps: SignInDeps): void 
 
   const guards = deps.rateLimit === undefined ? [deps.verifyCsrf] : [deps.rateLimit, deps.verifyCsrf]
 
-  fastify.post(paths.login, { preHandler: guards }, async function signIn (request, reply) {
+  fastify.post(deps.routes.login, { preHandler: guards }, async function signIn (request, reply) {
     const body = fields(request.body)
     // The form posts BackURL in its body; a hand-made link may carry it in the query instead.
     const backUrl = body.BackURL ?? fields(request.query).BackURL
@@ -89,7 +132,7 @@ export function signInRoutes (fastify: FastifyInstance, deps: SignInDeps): void 
     const password = typeof body.password === 'string' ? body.password : ''
 
     if (email === '' || password === '' || email.length > MAX_EMAIL_LENGTH || password.length > MAX_PASSWORD_LENGTH) {
-      return loginPage(reply, 400, { backUrl: formBackUrl, email: email.slice(0, MAX_EMAIL_LENGTH), error: 'Enter your email address and password.' }, undefined)
+      return refuse(reply, new FST_SR_MISSING_CREDENTIALS(), { backUrl: formBackUrl, email: email.slice(0, MAX_EMAIL_LENGTH) })
     }
 
     // The attempt is counted before its password is checked (a burst in parallel cannot outrun the
@@ -101,15 +144,16 @@ export function signInRoutes (fastify: FastifyInstance, deps: SignInDeps): void 
     if (member === null || member === undefined) {
       const lockedNow = attempt === undefined ? undefined : await lockout!.recordFailure(email, attempt.attempt)
       if (lockedNow !== undefined) return lockedOut(reply, lockedNow, formBackUrl, email)
-      return loginPage(reply, 401, { backUrl: formBackUrl, email, error: 'The email address or password is incorrect.' }, undefined)
+      return refuse(reply, new FST_SR_INVALID_CREDENTIALS(), { backUrl: formBackUrl, email })
     }
     if (!isMember(member)) {
       throw new FST_SR_INVALID_MEMBER(typeof member === 'object' ? 'an object without them' : typeof member)
     }
     await lockout?.recordSuccess(email)
 
-    // A new session id at sign-in, so that an id planted before it (session fixation) is worthless.
-    await request.session.regenerate()
+    // A new session id at sign-in, so that an id planted before it (session fixation) is worthless; the
+    // host's data comes along unless it asked for a clean session, the CSRF secret never does.
+    await request.session.regenerate(deps.keepSessionData ? keptAtSignIn(request.session, sessionKey) : [])
     const stored: Member = { id: member.id, name: member.name }
     if (typeof member.email === 'string') stored.email = member.email
     request.session.set(sessionKey as 'member', stored)
@@ -117,15 +161,16 @@ export function signInRoutes (fastify: FastifyInstance, deps: SignInDeps): void 
     if (deps.renewCsrfCookie) reply.clearCookie(CSRF_COOKIE, { path: '/' })
 
     reply.header('cache-control', 'no-store')
-    return reply.redirectOnce(returnTo ?? paths.index, 303)
+    // Absolute, as documented, whether the return address was given or not.
+    return reply.redirectOnce(returnTo ?? `${siteOrigin(request, baseUrl)}${paths.index}`, 303)
   })
 
   function lockedOut (reply: FastifyReply, until: Date, backUrl: string | undefined, email: string) {
     reply.header('retry-after', String(Math.max(1, Math.ceil((until.getTime() - Date.now()) / 1000))))
-    return loginPage(reply, 429, { backUrl, email, lockedUntil: until }, undefined)
+    return refuse(reply, new FST_SR_LOCKED_OUT(retryTime(until)), { backUrl, email, lockedUntil: until })
   }
 
-  fastify.post(paths.logout, { preHandler: deps.verifyCsrf }, async function signOut (request, reply) {
+  fastify.post(deps.routes.logout, { preHandler: deps.verifyCsrf }, async function signOut (request, reply) {
     // The session goes from the store, so its cookie is worthless; @fastify/session clears that cookie
     // itself on the next request, when it finds no session behind it.
     await request.session.destroy()

@@ -19,5 +19,8 @@ export function isStoreUnavailable (error: unknown): boolean {
   const { code, name } = error as { code?: unknown, name?: unknown }
   return code === 'FST_SR_STORE_UNAVAILABLE' ||
     (typeof name === 'string' && CLIENT_ERROR_NAMES.has(name)) ||
+    // node-redis 5 leaves `name` as 'Error' on its classes ("The client is closed" is a ClientClosedError
+    // named Error), so the class is known by its constructor's name.
+    CLIENT_ERROR_NAMES.has((error as { constructor?: { name?: unknown } }).constructor?.name as string) ||
     (typeof code === 'string' && NETWORK_CODES.has(code))
 }

@@ -105,14 +105,25 @@ export async function openLoginForm (app: FastifyInstance, loginPath = '/Securit
   return { cookie: withCookies(cookie, res), token }
 }
 
-/** Posts the login form with a fresh form's cookie and token; `fields` may override anything. */
+/** A form body as a browser sends it; fields that are not strings can only be sent as JSON. */
+export function formBody (fields: Record<string, unknown>): { payload: string | Record<string, unknown>, headers: Record<string, string> } {
+  const values = Object.entries(fields).filter(([, v]) => v !== undefined)
+  if (!values.every(([, v]) => typeof v === 'string')) return { payload: fields, headers: {} }
+  return { payload: new URLSearchParams(values as Array<[string, string]>).toString(), headers: { 'content-type': 'application/x-www-form-urlencoded' } }
+}
+
+/**
+ * Posts the login form with a fresh form's cookie and token; `fields` may override anything. Sent as a
+ * browser sends the form (urlencoded) when every field is a string, else as JSON.
+ */
 export async function postLogin (app: FastifyInstance, fields: Record<string, unknown>, opts: { url?: string, headers?: Record<string, string>, form?: LoginForm } = {}) {
   const form = opts.form ?? await openLoginForm(app, (opts.url ?? '/Security/login').split('?')[0])
+  const body = formBody({ _csrf: form.token, ...fields })
   return app.inject({
     method: 'POST',
     url: opts.url ?? '/Security/login',
-    headers: { cookie: form.cookie, ...opts.headers },
-    payload: { _csrf: form.token, ...fields }
+    headers: { cookie: form.cookie, ...body.headers, ...opts.headers },
+    payload: body.payload
   })
 }
 

@@ -30,7 +30,9 @@ export interface ExampleServer {
 
 /** The built example server (`npm start`) in a child process with `env`; resolves once it listens. */
 export async function startExampleServer (env: NodeJS.ProcessEnv): Promise<ExampleServer> {
-  const child = spawn(process.execPath, [...EXAMPLE_NODE_FLAGS, EXAMPLE_SERVER], { env, stdio: ['ignore', 'pipe', 'pipe'] })
+  // --warnings: under tap on Node 26, @tapjs/processinfo puts --no-warnings into every child's
+  // NODE_OPTIONS (even an env without it), which would hide the server's own warnings; npm start has none.
+  const child = spawn(process.execPath, ['--warnings', ...EXAMPLE_NODE_FLAGS, EXAMPLE_SERVER], { env, stdio: ['ignore', 'pipe', 'pipe'] })
   let stdout = ''
   let stderr = ''
   child.stderr.on('data', (d) => { stderr += d })

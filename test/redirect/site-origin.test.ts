@@ -12,7 +12,7 @@ t.test('with baseUrl no Location reflects the Host header', async (t) => {
   const login = await postLogin(app, { email: TEACHER.email, password: TEACHER.password, BackURL: MATHS }, { headers: hostile })
   t.equal(login.headers.location, `${BASE_URL}${MATHS}`)
   const absolute = await postLogin(app, { email: TEACHER.email, password: TEACHER.password, BackURL: `http://evil.example${MATHS}` }, { headers: hostile })
-  t.equal(absolute.headers.location, '/schools/resources/', 'an absolute URL on the Host-header origin is not this site')
+  t.equal(absolute.headers.location, `${BASE_URL}/schools/resources/`, 'an absolute URL on the Host-header origin is not this site: the index on baseUrl instead')
 })
 
 t.test('without baseUrl a malformed Host header is a clear 400, never a Location', async (t) => {

@@ -248,7 +248,8 @@ t.test('the section is found by its route config under a register prefix', async
   t.teardown(() => app.close())
   const res = await app.inject('/site/schools/resources/resources/maths/')
   t.equal(res.statusCode, 302)
-  t.equal(res.headers.location, `${LOGIN}%2Fsite%2Fschools%2Fresources%2Fresources%2Fmaths%2F`, 'BackURL carries the path asked for')
+  t.equal(res.headers.location, `${BASE_URL}/site/Security/login?BackURL=%2Fsite%2Fschools%2Fresources%2Fresources%2Fmaths%2F`,
+    'the login page under the prefix, and BackURL carries the path asked for')
   t.equal(built, 0, 'answered before the session plugin built a session')
 })
 

@@ -4,7 +4,7 @@ import fastifyCookie from '@fastify/cookie'
 import fastifySession from '@fastify/session'
 import csrfProtection from '@fastify/csrf-protection'
 import schoolsResources, { InMemoryCatalog } from '../../lib/index.js'
-import { SECRET, TEACHER, buildTestApp, formToken, openLoginForm, postLogin, sessionCookie, signIn, signOut, teacherOnly, withCookies } from '../helpers/app.js'
+import { SECRET, TEACHER, buildTestApp, formBody, formToken, openLoginForm, postLogin, sessionCookie, signIn, signOut, teacherOnly, withCookies } from '../helpers/app.js'
 
 const MATHS = '/schools/resources/resources/maths/'
 
@@ -17,12 +17,8 @@ t.test('sign-in without a valid token is refused with 403 and changes nothing', 
     const token = { 'no token': undefined, 'a wrong token': 'not-a-token', 'a token of another visitor': other.token, 'no CSRF cookie': form.token }[what]
     const headers: Record<string, string> = what === 'no CSRF cookie' ? {} : { cookie: form.cookie }
     const before = JSON.stringify([...store.sessions.entries()])
-    const res = await app.inject({
-      method: 'POST',
-      url: '/Security/login',
-      headers,
-      payload: { email: TEACHER.email, password: TEACHER.password, BackURL: MATHS, ...(token === undefined ? {} : { _csrf: token }) }
-    })
+    const body = formBody({ email: TEACHER.email, password: TEACHER.password, BackURL: MATHS, ...(token === undefined ? {} : { _csrf: token }) })
+    const res = await app.inject({ method: 'POST', url: '/Security/login', headers: { ...headers, ...body.headers }, payload: body.payload })
     t.equal(res.statusCode, 403, what)
     t.match(res.body, /role="alert"[^>]*>This form has expired\. Please try again\.</, `${what}: a clear message`)
     t.match(res.body, `name="BackURL" value="${MATHS}"`, `${what}: the return address is kept`)
@@ -59,7 +55,8 @@ t.test('sign-out without a valid token is refused and the member stays signed in
   const otherCookie = await signIn(app)
   const otherPage = await app.inject({ url: '/schools/resources/', headers: { cookie: otherCookie } })
   for (const token of [undefined, 'forged', formToken(otherPage.body)]) {
-    const res = await app.inject({ method: 'POST', url: '/Security/logout', headers: { cookie }, payload: token === undefined ? {} : { _csrf: token } })
+    const body = formBody(token === undefined ? {} : { _csrf: token })
+    const res = await app.inject({ method: 'POST', url: '/Security/logout', headers: { cookie, ...body.headers }, payload: body.payload })
     t.equal(res.statusCode, 403, String(token))
     t.match(res.body, 'This form has expired. Please try again.')
     t.match(res.body, 'You are signed in as <strong>Ada Teacher</strong>')

@@ -4,15 +4,16 @@ import fastifyCookie from '@fastify/cookie'
 import fastifySession from '@fastify/session'
 import rateLimit from '@fastify/rate-limit'
 import schoolsResources, { InMemoryCatalog } from '../../lib/index.js'
-import { SECRET, TEACHER, buildTestApp, openLoginForm, teacherOnly } from '../helpers/app.js'
+import { SECRET, TEACHER, buildTestApp, formBody, openLoginForm, teacherOnly } from '../helpers/app.js'
 
 t.test('one address is limited; other addresses are not', async (t) => {
   const { app } = await buildTestApp({ plugin: { loginRateLimit: { max: 3, timeWindow: '1 minute' }, lockout: false } })
   t.teardown(() => app.close())
   const form = await openLoginForm(app)
-  const post = (remoteAddress: string, headers: Record<string, string> = {}) => app.inject({
-    method: 'POST', url: '/Security/login', remoteAddress, headers: { cookie: form.cookie, ...headers }, payload: { _csrf: form.token, email: `user${Math.random()}@example.org`, password: 'x' }
-  })
+  const post = (remoteAddress: string, headers: Record<string, string> = {}) => {
+    const body = formBody({ _csrf: form.token, email: `user${Math.random()}@example.org`, password: 'x' })
+    return app.inject({ method: 'POST', url: '/Security/login', remoteAddress, headers: { cookie: form.cookie, ...body.headers, ...headers }, payload: body.payload })
+  }
   for (let i = 0; i < 3; i++) t.equal((await post('203.0.113.7')).statusCode, 401)
   const limited = await post('203.0.113.7')
   t.equal(limited.statusCode, 429)

@@ -5,6 +5,7 @@ import { RedisAttemptStore, RedisSessionStore, redisRateLimitStore } from '../..
 import { isStoreUnavailable, STORE_RETRY_AFTER_SECONDS } from '../../../lib/stores/store-unavailable.js'
 import { sendBounded } from '../../../lib/stores/redis/client.js'
 import { FakeRedis } from '../../helpers/fake-redis.js'
+import { ClientClosedError, ClientOfflineError, ConnectionTimeoutError, ErrorReply, SocketClosedUnexpectedlyError } from 'redis'
 import { buildTestApp, signIn, postLogin, TEACHER } from '../../helpers/app.js'
 
 const { FST_SR_STORE_UNAVAILABLE } = errorCodes
@@ -130,6 +131,12 @@ t.test('every failure becomes FST_SR_STORE_UNAVAILABLE with its cause; no answer
 t.test('isStoreUnavailable knows our error, Redis client errors and network errors, nothing else', async (t) => {
   t.ok(isStoreUnavailable(new FST_SR_STORE_UNAVAILABLE('x')))
   t.ok(isStoreUnavailable(Object.assign(new Error('x'), { name: 'ClientClosedError' })))
+  // node-redis's own classes, as connect-redis passes them on: their `name` is plain 'Error'.
+  for (const error of [new ClientClosedError(), new ClientOfflineError(), new ConnectionTimeoutError(), new SocketClosedUnexpectedlyError()]) {
+    t.equal(error.name, 'Error')
+    t.ok(isStoreUnavailable(error), `${error.constructor.name}: ${error.message}`)
+  }
+  t.notOk(isStoreUnavailable(new ErrorReply('WRONGTYPE Operation against a key holding the wrong kind of value')), 'a command error is not an outage')
   t.ok(isStoreUnavailable(Object.assign(new Error('x'), { code: 'ECONNREFUSED' })))
   t.notOk(isStoreUnavailable(new Error('x')))
   t.notOk(isStoreUnavailable(Object.assign(new Error('x'), { code: 'FST_CSRF_INVALID_TOKEN' })))

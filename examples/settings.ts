@@ -1,0 +1,101 @@
+// The example server's settings from its environment. Every bad value is refused before anything
+// starts, with a message that names the variable, says what it must be and shows what was given
+// (Fastify's and node-redis's own messages name neither: "options.port should be >= 0", "Invalid URL").
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
+
+export interface ExampleSettings {
+  port: number
+  host: string
+  logLevel: typeof LOG_LEVELS[number]
+  baseUrl: string | undefined
+  /** Undefined when SESSION_SECRET is unset: the server then makes one up and warns. */
+  sessionSecret: string | undefined
+  demoEmail: string
+  demoPassword: string
+  redisUrl: string | undefined
+  redisPrefix: string | undefined
+  redisTimeoutMs: number
+  redisConnectTimeoutMs: number
+  /** Fastify's trustProxy: behind a TLS-terminating proxy, so that the visitor's https and address count. */
+  trustProxy: boolean | string | undefined
+  requestTimeoutMs: number
+  connectionTimeoutMs: number
+}
+
+/** Thrown for a bad setting; its message is meant to be printed as it is. */
+export class SettingError extends Error {
+  constructor (name: string, must: string, given: string) {
+    super(`${name} ${must}; got ${JSON.stringify(given)}. Fix or unset ${name} (docs/example-server.md lists the settings).`)
+    this.name = 'SettingError'
+  }
+}
+
+type Env = Record<string, string | undefined>
+
+/** The variable's value, or undefined when it is unset or empty. */
+function read (env: Env, name: string): string | undefined {
+  const value = env[name]
+  return value === undefined || value === '' ? undefined : value
+}
+
+function wholeNumber (env: Env, name: string, fallback: number, min: number, max: number, must: string): number {
+  const raw = read(env, name)
+  if (raw === undefined) return fallback
+  const value = Number(raw)
+  if (!/^\d+$/.test(raw.trim()) || !Number.isSafeInteger(value) || value < min || value > max) throw new SettingError(name, must, raw)
+  return value
+}
+
+/** A URL for the error message without its password. */
+function redacted (raw: string): string {
+  return raw.replace(/\/\/([^/@]*):[^/@]*@/, '//$1:***@')
+}
+
+/** TRUST_PROXY as Fastify's trustProxy: `true`, or the proxies' addresses/CIDRs separated by commas. */
+function trustProxy (raw: string | undefined): boolean | string | undefined {
+  if (raw === undefined || raw === 'false') return undefined
+  return raw === 'true' ? true : raw
+}
+
+export function readSettings (env: Env): ExampleSettings {
+  const logLevel = read(env, 'LOG_LEVEL') ?? 'info'
+  if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
+    throw new SettingError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}`, logLevel)
+  }
+
+  const baseUrl = read(env, 'BASE_URL')
+  if (baseUrl !== undefined) {
+    const url = URL.canParse(baseUrl) ? new URL(baseUrl) : undefined
+    if (url === undefined || !/^https?:$/.test(url.protocol) || url.origin !== baseUrl.replace(/\/$/, '')) {
+      throw new SettingError('BASE_URL', 'must be the site\'s origin, such as https://www.example.org (http or https, no path)', baseUrl)
+    }
+  }
+
+  const sessionSecret = read(env, 'SESSION_SECRET')
+  if (sessionSecret !== undefined && sessionSecret.length < 32) {
+    throw new SettingError('SESSION_SECRET', 'must be at least 32 characters (for example: openssl rand -base64 32)', `${sessionSecret.length} characters`)
+  }
+
+  const redisUrl = read(env, 'REDIS_URL')
+  if (redisUrl !== undefined && (!URL.canParse(redisUrl) || !/^rediss?:$/.test(new URL(redisUrl).protocol))) {
+    throw new SettingError('REDIS_URL', 'must be a redis:// or rediss:// URL, such as redis://127.0.0.1:6379', redacted(redisUrl))
+  }
+
+  return {
+    port: wholeNumber(env, 'PORT', 3000, 0, 65535, 'must be a port number from 0 to 65535 (0 picks a free port)'),
+    host: read(env, 'HOST') ?? '127.0.0.1',
+    logLevel: logLevel as ExampleSettings['logLevel'],
+    baseUrl,
+    sessionSecret,
+    demoEmail: read(env, 'DEMO_EMAIL') ?? 'teacher@example.org',
+    demoPassword: read(env, 'DEMO_PASSWORD') ?? 'correct horse battery staple',
+    redisUrl,
+    redisPrefix: read(env, 'REDIS_PREFIX'),
+    redisTimeoutMs: wholeNumber(env, 'REDIS_TIMEOUT_MS', 2000, 1, 2 ** 31 - 1, 'must be a positive whole number of milliseconds, such as 2000'),
+    redisConnectTimeoutMs: wholeNumber(env, 'REDIS_CONNECT_TIMEOUT_MS', 10_000, 1, 2 ** 31 - 1, 'must be a positive whole number of milliseconds, such as 10000'),
+    trustProxy: trustProxy(read(env, 'TRUST_PROXY')),
+    requestTimeoutMs: wholeNumber(env, 'REQUEST_TIMEOUT_MS', 30_000, 1, 2 ** 31 - 1, 'must be a positive whole number of milliseconds, such as 30000'),
+    connectionTimeoutMs: wholeNumber(env, 'CONNECTION_TIMEOUT_MS', 60_000, 1, 2 ** 31 - 1, 'must be a positive whole number of milliseconds, such as 60000')
+  }
+}

@@ -1,0 +1,68 @@
+import t from 'tap'
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { readSettings } from '../examples/settings.js'
+import { EXAMPLE_NODE_FLAGS, EXAMPLE_SERVER } from './helpers/example-server.js'
+
+// The example server's settings: every bad value is named with its fix, and the address it listens on
+// is always printed, whatever LOG_LEVEL hides and whichever port PORT=0 picked.
+
+t.test('every bad setting names its variable, what it must be, and what was given', async (t) => {
+  const cases: Array<[Record<string, string>, RegExp]> = [
+    [{ PORT: 'abc' }, /^PORT must be a port number from 0 to 65535 .*; got "abc"\. Fix or unset PORT/],
+    [{ PORT: '70000' }, /^PORT must be/],
+    [{ PORT: '-1' }, /^PORT must be/],
+    [{ PORT: '3000.5' }, /^PORT must be/],
+    [{ LOG_LEVEL: 'bogus' }, /^LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent; got "bogus"/],
+    [{ REDIS_URL: 'localhost:6379' }, /^REDIS_URL must be a redis:\/\/ or rediss:\/\/ URL, such as redis:\/\/127\.0\.0\.1:6379; got "localhost:6379"/],
+    [{ REDIS_URL: 'http//user:secret@host' }, /got "http\/\/user:\*\*\*@host"/],
+    [{ BASE_URL: 'www.example.org' }, /^BASE_URL must be the site's origin, such as https:\/\/www\.example\.org/],
+    [{ BASE_URL: 'https://www.example.org/school' }, /^BASE_URL must be/],
+    [{ SESSION_SECRET: 'too-short' }, /^SESSION_SECRET must be at least 32 characters .*; got "9 characters"/],
+    [{ REDIS_TIMEOUT_MS: '2s' }, /^REDIS_TIMEOUT_MS must be a positive whole number of milliseconds, such as 2000; got "2s"/],
+    [{ REDIS_CONNECT_TIMEOUT_MS: '0' }, /^REDIS_CONNECT_TIMEOUT_MS must be/]
+  ]
+  for (const [env, message] of cases) {
+    t.throws(() => readSettings(env), { name: 'SettingError', message }, JSON.stringify(env))
+  }
+  t.notMatch(JSON.stringify(cases.map(([env]) => { try { readSettings(env) } catch (err) { return (err as Error).message } return '' })), 'secret@', 'no password in a message')
+  t.match(readSettings({}), { port: 3000, host: '127.0.0.1', logLevel: 'info', redisTimeoutMs: 2000, redisConnectTimeoutMs: 10000 })
+  t.match(readSettings({ PORT: '0', BASE_URL: 'https://www.example.org/', REDIS_URL: 'rediss://:pw@redis.internal:6380', LOG_LEVEL: 'warn' }),
+    { port: 0, baseUrl: 'https://www.example.org/', redisUrl: 'rediss://:pw@redis.internal:6380', logLevel: 'warn' })
+})
+
+async function run (env: Record<string, string>, until?: RegExp) {
+  const child = spawn(process.execPath, [...EXAMPLE_NODE_FLAGS, EXAMPLE_SERVER], {
+    env: { ...process.env, REDIS_URL: '', SESSION_SECRET: 'x'.repeat(32), ...env },
+    stdio: ['ignore', 'pipe', 'pipe']
+  })
+  let stdout = ''
+  let stderr = ''
+  child.stderr.on('data', (d) => { stderr += d })
+  const exited = once(child, 'exit')
+  if (until !== undefined) {
+    await new Promise<void>((resolve, reject) => {
+      child.stdout.on('data', (d) => { stdout += d; if (until.test(stdout)) resolve() })
+      exited.then(() => reject(new Error(`exited: ${stderr}`)), reject)
+    })
+  } else child.stdout.on('data', (d) => { stdout += d })
+  return { child, exited, stdout: () => stdout, stderr: () => stderr }
+}
+
+t.test('the built server refuses a bad setting with that message and exits 1', async (t) => {
+  const { exited, stderr } = await run({ PORT: 'abc' })
+  const [code] = await exited
+  t.equal(code, 1)
+  t.match(stderr(), /^Not starting: PORT must be a port number from 0 to 65535/m)
+  t.notMatch(stderr(), 'options.port')
+})
+
+t.test('PORT=0 LOG_LEVEL=warn still prints where it listens, and that address serves', async (t) => {
+  const { child, exited, stdout } = await run({ PORT: '0', LOG_LEVEL: 'warn' }, /Resources section: (http:\/\/127\.0\.0\.1:\d+)\//)
+  t.teardown(() => { child.kill('SIGKILL') })
+  const address = /Resources section: (http:\/\/127\.0\.0\.1:\d+)\//.exec(stdout())![1]
+  t.notMatch(address, /:0$/, 'the port it took, not 0')
+  t.equal((await fetch(`${address}/schools/resources/`)).status, 200)
+  child.kill('SIGTERM')
+  await exited
+})

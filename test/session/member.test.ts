@@ -1,0 +1,79 @@
+import t from 'tap'
+import Fastify from 'fastify'
+import fastifyCookie from '@fastify/cookie'
+import fastifySession from '@fastify/session'
+import schoolsResources, { InMemoryCatalog, type FastifySchoolsResourcesOptions } from '../../lib/index.js'
+import { demoCatalog } from '../../examples/demo-catalog.js'
+import { buildTestApp, postLogin, SECRET, sessionCookie, TEACHER } from '../helpers/app.js'
+
+// As a host with its own login declares what it keeps in the session.
+declare module 'fastify' {
+  interface Session {
+    user?: { id: number, username: string, displayName: string }
+  }
+}
+
+// Members as databases give them: numeric ids; and a host whose own login keeps its user under the
+// section's sessionKey in another shape.
+
+t.test('authenticate may resolve to a member with a numeric id: it type-checks, signs in and is kept as a number', async (t) => {
+  // Typed as a host writes it, with no cast: this line is what `tsc --noEmit` checks.
+  const authenticate: FastifySchoolsResourcesOptions['authenticate'] = async ({ email }) =>
+    email === TEACHER.email ? { id: 42, name: 'Ada Teacher' } : null
+  const { app, store } = await buildTestApp({ plugin: { authenticate } })
+  t.teardown(() => app.close())
+  const res = await postLogin(app, { email: TEACHER.email, password: TEACHER.password })
+  t.equal(res.statusCode, 303)
+  const page = await app.inject({ url: '/schools/resources/resources/maths/', headers: { cookie: sessionCookie(res)! } })
+  t.equal(page.statusCode, 200)
+  t.match(page.body, 'Ada Teacher')
+  t.same([...store.sessions.values()].map((json) => JSON.parse(json).member), [{ id: 42, name: 'Ada Teacher' }])
+  for (const bad of [Number.NaN, Infinity, '']) {
+    const { app } = await buildTestApp({ plugin: { authenticate: async () => ({ id: bad, name: 'x' }) } })
+    t.equal((await postLogin(app, { email: 'a@b.c', password: 'x' })).json().code, 'FST_SR_INVALID_MEMBER', String(bad))
+    await app.close()
+  }
+})
+
+t.test('a session holding something else under sessionKey: a warning naming getMember, once; with getMember it works', async (t) => {
+  async function hostWithOwnLogin (plugin: Partial<FastifySchoolsResourcesOptions>) {
+    const logs: Array<{ code?: string, msg: string }> = []
+    const app = Fastify({ logger: { level: 'warn', stream: { write: (line: string) => { logs.push(JSON.parse(line)) } } } })
+    await app.register(fastifyCookie)
+    await app.register(fastifySession, { secret: SECRET, saveUninitialized: false, cookie: { secure: false } })
+    // The host's own login stores its user as its users table has it.
+    app.post('/login', async (request) => {
+      request.session.set('user', { id: 7, username: 'ada', displayName: 'Ada Teacher' })
+      return 'ok'
+    })
+    await app.register(schoolsResources, { catalog: new InMemoryCatalog(demoCatalog), signIn: false, sessionKey: 'user', ...plugin })
+    t.teardown(() => app.close())
+    const cookie = sessionCookie(await app.inject({ method: 'POST', url: '/login' }))!
+    return { app, cookie, logs }
+  }
+
+  const warnings: Array<Error & { code?: string }> = []
+  const listener = (w: Error & { code?: string }) => { if (w.code === 'FST_SR_NOT_A_MEMBER') warnings.push(w) }
+  process.on('warning', listener)
+  t.teardown(() => { process.off('warning', listener) })
+
+  const { app, cookie, logs } = await hostWithOwnLogin({})
+  for (let i = 0; i < 3; i++) {
+    t.equal((await app.inject({ url: '/schools/resources/resources/maths/', headers: { cookie } })).statusCode, 302, 'counted as signed out')
+  }
+  await new Promise((resolve) => setImmediate(resolve))
+  t.equal(warnings.length, 1, 'warned once')
+  t.match(warnings[0], { name: 'UserWarning', message: /sessionKey "user" that is not a member .* getMember/ })
+  t.equal(logs.filter((l) => l.code === 'FST_SR_NOT_A_MEMBER').length, 1, 'logged once')
+
+  const fixed = await hostWithOwnLogin({
+    getMember: (request) => {
+      const user = request.session.get('user')
+      return user === undefined ? undefined : { id: user.id, name: user.displayName }
+    }
+  })
+  const page = await fixed.app.inject({ url: '/schools/resources/resources/maths/', headers: { cookie: fixed.cookie } })
+  t.equal(page.statusCode, 200, 'getMember maps the host\'s user to a member')
+  t.match(page.body, 'Ada Teacher')
+  t.equal(warnings.length, 1, 'and raises no warning')
+})
