@@ -1,7 +1,7 @@
 import t from 'tap'
 import type { FastifyInstance } from 'fastify'
 import { buildViewEngineApp } from '../../examples/view-engine.js'
-import { buildTestApp, formToken, postLogin, sessionCookie, signIn, TEACHER } from '../helpers/app.js'
+import { buildTestApp, formToken, postLogin, sessionCookie, signIn, TEACHER, withCookies } from '../helpers/app.js'
 
 // Views may return promises: the section through @fastify/view with a real engine (Eta), as
 // examples/view-engine.ts wires it, and async views of every kind.
@@ -14,7 +14,7 @@ async function exampleSignIn (app: FastifyInstance) {
   const res = await app.inject({
     method: 'POST',
     url: '/Security/login',
-    headers: { cookie: sessionCookie(form)! },
+    headers: { cookie: withCookies(undefined, form) },
     payload: { _csrf: formToken(form.body), email: TEACHER.email, password: TEACHER.password }
   })
   t.equal(res.statusCode, 303, 'the Eta login page\'s form signs in')
@@ -39,7 +39,7 @@ t.test('the example renders every page in its Eta layout through @fastify/view, 
   t.match(page.body, /<h1>Mathematics<\/h1>/, 'the section\'s page body, unescaped once')
   t.notMatch(page.body, '&lt;h1&gt;')
   t.equal((await app.inject({ url: '/schools/resources/no/such/page', headers: { cookie } })).statusCode, 404)
-  const out = await app.inject({ method: 'POST', url: '/Security/logout', headers: { cookie }, payload: { _csrf: formToken(page.body) } })
+  const out = await app.inject({ method: 'POST', url: '/Security/logout', headers: { cookie: withCookies(cookie, page) }, payload: { _csrf: formToken(page.body) } })
   t.equal(out.statusCode, 303, 'the layout\'s logout form works')
 })
 

@@ -5,7 +5,7 @@ import fastifyCookie from '@fastify/cookie'
 import fastifySession from '@fastify/session'
 import autoload from '@fastify/autoload'
 import schoolsResources, { anonymousShortCircuit, type FastifySchoolsResourcesOptions } from '../../lib/index.js'
-import { BASE_URL, CountingCatalog, SECRET, formToken, openLoginForm, sessionCookie, teacherOnly, TEACHER } from '../helpers/app.js'
+import { BASE_URL, CountingCatalog, SECRET, formToken, openLoginForm, sessionCookie, teacherOnly, TEACHER, withCookies } from '../helpers/app.js'
 
 // The section under a register prefix: `register(fn, { prefix })` around it, an autoload folder, its own
 // `prefix` option, or both. Every link, the stylesheet, the login redirect and the form actions must
@@ -78,7 +78,7 @@ async function visit (t: Test, app: FastifyInstance, section: string, login: str
     const res = await app.inject({ url, headers: { cookie } })
     t.equal(res.statusCode, 200, `${url} answers`)
   }
-  const out = await app.inject({ method: 'POST', url: login.replace('login', 'logout'), headers: { cookie }, payload: { _csrf: formToken(page.body) } })
+  const out = await app.inject({ method: 'POST', url: login.replace('login', 'logout'), headers: { cookie: withCookies(cookie, page) }, payload: { _csrf: formToken(page.body) } })
   t.equal(out.statusCode, 303, 'signed out at the logout form\'s action')
   t.equal(new URL(out.headers.location as string, BASE_URL).href, `${BASE_URL}${section}/`)
   const missing = await app.inject(`${section}/no/such/page`)

@@ -3,7 +3,7 @@ import Fastify from 'fastify'
 import fastifyCookie from '@fastify/cookie'
 import fastifySession from '@fastify/session'
 import schoolsResources, { type FastifySchoolsResourcesOptions } from '../../lib/index.js'
-import { BASE_URL, CountingCatalog, SECRET, formToken, postLogin, sessionCookie, teacherOnly, TEACHER } from '../helpers/app.js'
+import { BASE_URL, CountingCatalog, SECRET, formToken, postLogin, sessionCookie, teacherOnly, TEACHER, withCookies } from '../helpers/app.js'
 
 // Several sections in one app (/schools/resources and /staff/resources) share one sign-in: the first
 // serves the login and logout routes, the others use them.
@@ -35,7 +35,7 @@ t.test('two sections share one sign-in: one login serves both, and either logout
     t.match(page.body, 'action="/Security/logout"')
   }
   const staffPage = await app.inject({ url: '/staff/resources/', headers: { cookie } })
-  const out = await app.inject({ method: 'POST', url: '/Security/logout', headers: { cookie }, payload: { _csrf: formToken(staffPage.body) } })
+  const out = await app.inject({ method: 'POST', url: '/Security/logout', headers: { cookie: withCookies(cookie, staffPage) }, payload: { _csrf: formToken(staffPage.body) } })
   t.equal(out.statusCode, 303, 'the second section\'s logout token is good at the shared logout')
   const after = await app.inject({ url: '/schools/resources/resources/maths/', headers: { cookie } })
   t.equal(after.statusCode, 302, 'signed out of both')

@@ -1,6 +1,6 @@
 import t from 'tap'
 import type { FastifyInstance } from 'fastify'
-import { BASE_URL, TEACHER, buildTestApp, sessionCookie } from '../helpers/app.js'
+import { BASE_URL, TEACHER, buildTestApp, sessionCookie, withCookies } from '../helpers/app.js'
 
 // JSON in gives JSON out: a client that posts JSON (or asks for it) gets its refusals as JSON with
 // their codes, and the documented absolute 303 on success. The anonymous category redirect stays the
@@ -11,7 +11,7 @@ const MATHS = '/schools/resources/resources/maths/'
 /** A JSON client's session: the CSRF token from GET /Security/login, sent back in a header. */
 async function jsonSession (app: FastifyInstance) {
   const res = await app.inject({ url: '/Security/login', headers: { accept: 'application/json' } })
-  return { cookie: sessionCookie(res)!, token: res.json().csrfToken as string }
+  return { cookie: withCookies(undefined, res), token: res.json().csrfToken as string }
 }
 
 async function postJson (app: FastifyInstance, body: Record<string, unknown>, headers: Record<string, string> = {}) {
