@@ -37,7 +37,7 @@ const FST_SR_INVALID_REDIRECT_URL = createError<[string]>(
 /** The host's `authenticate` option resolved to something that is not a member. */
 const FST_SR_INVALID_MEMBER = createError<[string]>(
   'FST_SR_INVALID_MEMBER',
-  'fastify-schools-resources: authenticate() must resolve to a member ({ id, name }: id a non-empty string or a number, name a string), or to null; got %s',
+  'fastify-schools-resources: authenticate() must resolve to a member ({ id, name }: id a non-empty string or a number, name a string, groups if any a list of non-empty strings), or to null; got %s',
   500,
   TypeError
 )
@@ -119,6 +119,13 @@ const FST_SR_LOCKED_OUT = createError<[string]>(
   429
 )
 
+/** A signed-in member asked for a page whose audience (groups) it is not in. */
+const FST_SR_FORBIDDEN = createError<[string]>(
+  'FST_SR_FORBIDDEN',
+  'You don\'t have access to %s.',
+  403
+)
+
 export const errorCodes = {
   FST_SR_INVALID_OPTION,
   FST_SR_INVALID_CATALOG,
@@ -135,5 +142,6 @@ export const errorCodes = {
   FST_SR_SHARED_SIGN_IN,
   FST_SR_MISSING_CREDENTIALS,
   FST_SR_INVALID_CREDENTIALS,
-  FST_SR_LOCKED_OUT
+  FST_SR_LOCKED_OUT,
+  FST_SR_FORBIDDEN
 } as const

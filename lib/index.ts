@@ -43,7 +43,16 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
     const stylesheet = opts.stylesheet.servePath === undefined ? opts.stylesheet : { ...opts.stylesheet, href: `${mount}${opts.stylesheet.href}` }
     const pages = new PageRenderer(resolveViews(opts.views), { ...opts, stylesheet }, paths)
     if (opts.stylesheet.servePath !== undefined) stylesheetRoute(section, opts.stylesheet.servePath)
-    sectionRoutes(section, { catalog: opts.catalog, memberOf, pages, paths, prefix: opts.prefix, baseUrl: opts.baseUrl, sessionDecides: opts.getMember === undefined })
+    sectionRoutes(section, {
+      catalog: opts.catalog,
+      memberOf,
+      pages,
+      paths,
+      prefix: opts.prefix,
+      baseUrl: opts.baseUrl,
+      sessionDecides: opts.getMember === undefined,
+      restrictedCategories: opts.restrictedCategories
+    })
     if (opts.authenticate === undefined || !opts.signIn) return
     // The logout forms' tokens, in every section; the routes in the first section with this login path.
     const csrf = await registerCsrf(section, opts.baseUrl)
@@ -86,7 +95,7 @@ export { REDIRECT_CONFLICT_WARNING } from './warnings.js'
 
 export type { FastifySchoolsResourcesOptions } from './options.js'
 export type { Member, Credentials, Catalog, CatalogData, Category, CategoryWithResources, Resource, ResourceFormat } from './types.js'
-export type { Views, DefaultViews, Page, PageContext, LoginViewData, CategoryViewData } from './pages/views.js'
+export type { Views, DefaultViews, Page, PageContext, LoginViewData, CategoryViewData, IndexViewData, IndexCategory, ForbiddenViewData } from './pages/views.js'
 export type { ResourceFilter } from './pages/filters.js'
 export type { AttemptStore, AttemptCount } from './stores/attempt-store.js'
 export type { LockoutOptions } from './sign-in/lockout.js'

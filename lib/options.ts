@@ -36,6 +36,12 @@ export interface FastifySchoolsResourcesOptions {
   keepSessionData?: boolean
   /** Who is signed in, for hosts with their own authentication (default: the session's member). */
   getMember?: (request: FastifyRequest) => Member | null | undefined | Promise<Member | null | undefined>
+  /**
+   * How the index shows categories with an `audience`: `'mark'` (default) lists them all and marks those
+   * the signed-in member cannot open; `'hide'` lists a restricted category only to members of its
+   * audience (visitors who are not signed in see only the categories open to every member).
+   */
+  restrictedCategories?: 'mark' | 'hide'
   /** Replace any of the page renderers. */
   views?: Partial<Views>
   /** Site name shown in page titles and the header (default `Schools resources`). */
@@ -71,6 +77,7 @@ export interface ResolvedOptions {
   sessionKey: string
   keepSessionData: boolean
   getMember: FastifySchoolsResourcesOptions['getMember']
+  restrictedCategories: 'mark' | 'hide'
   views: Partial<Views>
   siteName: string
   stylesheet: ResolvedStylesheet
@@ -86,10 +93,10 @@ export interface ResolvedOptions {
 const FASTIFY_KEYS = new Set(['logLevel', 'logSerializers'])
 const KNOWN_KEYS = new Set<string>([
   'catalog', 'authenticate', 'signIn', 'prefix', 'baseUrl', 'loginPath', 'logoutPath',
-  'sessionKey', 'keepSessionData', 'getMember', 'views', 'siteName', 'stylesheet', 'lockout', 'loginRateLimit', 'helmet', 'conflictLog',
+  'sessionKey', 'keepSessionData', 'getMember', 'restrictedCategories', 'views', 'siteName', 'stylesheet', 'lockout', 'loginRateLimit', 'helmet', 'conflictLog',
   'files'
 ])
-const VIEW_KEYS = new Set(['layout', 'index', 'category', 'login', 'notFound'])
+const VIEW_KEYS = new Set(['layout', 'index', 'category', 'login', 'notFound', 'forbidden'])
 
 function fail (name: string, why: string): never {
   throw new FST_SR_INVALID_OPTION(name, why)
@@ -204,6 +211,9 @@ export function resolveOptions (raw: object): ResolvedOptions {
     if (typeof value !== 'function') fail(`views.${key}`, 'must be a function')
   }
 
+  const restrictedCategories = opts.restrictedCategories ?? 'mark'
+  if (restrictedCategories !== 'mark' && restrictedCategories !== 'hide') fail('restrictedCategories', 'must be "mark" or "hide"')
+
   const siteName = opts.siteName ?? 'Schools resources'
   if (typeof siteName !== 'string' || siteName.trim() === '') fail('siteName', 'must be a non-empty string')
 
@@ -219,6 +229,7 @@ export function resolveOptions (raw: object): ResolvedOptions {
     sessionKey,
     keepSessionData,
     getMember: optionalFunction<ResolvedOptions['getMember']>(opts, 'getMember'),
+    restrictedCategories,
     views,
     siteName,
     stylesheet: resolveStylesheet(opts.stylesheet, prefix),

@@ -9,6 +9,11 @@ export interface Member {
   id: string | number
   name: string
   email?: string
+  /**
+   * The groups the member belongs to (`['staff']`), matched against a category's `audience`. Absent or
+   * empty: the member sees only categories open to every member.
+   */
+  groups?: readonly string[]
 }
 
 export interface Credentials {
@@ -24,6 +29,11 @@ export interface Category {
   slug: string
   title: string
   description: string
+  /**
+   * The groups that may open the category (`['staff']`): a member sees it when one of its groups is
+   * listed. Absent: every signed-in member.
+   */
+  audience?: readonly string[]
 }
 
 interface ResourceFields {

@@ -42,6 +42,26 @@ export interface LoginViewData {
   lockedUntil?: Date
 }
 
+/** A category on the index, as the visitor may open it. */
+export interface IndexCategory extends Category {
+  /**
+   * True when the signed-in member is outside the category's audience (its link leads to the 403 page).
+   * Always false for a visitor who is not signed in: they are asked to sign in first.
+   */
+  locked: boolean
+}
+
+export interface IndexViewData {
+  categories: readonly IndexCategory[]
+}
+
+export interface ForbiddenViewData {
+  /** What was refused: the category's title, or the host route's. */
+  title: string
+  /** The address asked for, to come back to after signing in as someone else. */
+  backUrl: string
+}
+
 export interface CategoryViewData {
   category: CategoryWithResources
   /** The resources to list, after the filters; all of the category's when absent. */
@@ -56,19 +76,22 @@ export interface CategoryViewData {
  */
 export interface Views {
   layout (page: Page, ctx: PageContext): SafeHtml | string | Promise<SafeHtml | string>
-  index (data: { categories: readonly Category[] }, ctx: PageContext): Page | Promise<Page>
+  index (data: IndexViewData, ctx: PageContext): Page | Promise<Page>
   category (data: CategoryViewData, ctx: PageContext): Page | Promise<Page>
   login (data: LoginViewData, ctx: PageContext): Page | Promise<Page>
   notFound (data: Record<string, never>, ctx: PageContext): Page | Promise<Page>
+  /** The 403 page for a member outside the audience. */
+  forbidden (data: ForbiddenViewData, ctx: PageContext): Page | Promise<Page>
 }
 
 /** The plugin's own views: synchronous, so a host's view can wrap one and use its result at once. */
 export interface DefaultViews {
   layout (page: Page, ctx: PageContext): SafeHtml
-  index (data: { categories: readonly Category[] }, ctx: PageContext): Page
+  index (data: IndexViewData, ctx: PageContext): Page
   category (data: CategoryViewData, ctx: PageContext): Page
   login (data: LoginViewData, ctx: PageContext): Page
   notFound (data: Record<string, never>, ctx: PageContext): Page
+  forbidden (data: ForbiddenViewData, ctx: PageContext): Page
 }
 
 function csrfField (token: string | undefined): SafeHtml | '' {
@@ -117,11 +140,21 @@ ${body}
 `
 }
 
-function index ({ categories }: { categories: readonly Category[] }, ctx: PageContext): Page {
+function indexEntry (c: IndexCategory, ctx: PageContext): SafeHtml {
+  if (!c.locked) {
+    return html`
+<li><h2><a href="${ctx.paths.category(c.slug)}">${c.title}</a></h2><p>${c.description}</p></li>`
+  }
+  // Still a link (to the 403 page, with its way to sign in as someone else), said in words as well as looks.
+  return html`
+<li class="locked"><h2><a href="${ctx.paths.category(c.slug)}" aria-describedby="locked-${c.slug}">${c.title}</a></h2><p>${c.description}</p>
+<p class="access-note" id="locked-${c.slug}">You don't have access to this category.</p></li>`
+}
+
+function index ({ categories }: IndexViewData, ctx: PageContext): Page {
   const list = categories.length === 0
     ? html`<p>No categories have been published yet.</p>`
-    : html`<ul class="categories">${categories.map((c) => html`
-<li><h2><a href="${ctx.paths.category(c.slug)}">${c.title}</a></h2><p>${c.description}</p></li>`)}
+    : html`<ul class="categories">${categories.map((c) => indexEntry(c, ctx))}
 </ul>`
   return {
     title: 'Resources',
@@ -241,4 +274,20 @@ function notFound (_data: Record<string, never>, ctx: PageContext): Page {
   }
 }
 
-export const defaultViews: DefaultViews = { layout, index, category, login, notFound }
+function forbidden (data: ForbiddenViewData, ctx: PageContext): Page {
+  const who = ctx.member === undefined ? '' : html` You are signed in as <strong>${ctx.member.name}</strong>.`
+  return {
+    title: `You don't have access to ${data.title}`,
+    body: html`<h1>You don't have access to ${data.title}</h1>
+<p class="lead">This page is only for some members of the school community.${who}</p>
+${ctx.signIn
+  ? html`<form method="post" action="${ctx.paths.logout}">${csrfField(ctx.csrfToken)}<input type="hidden" name="BackURL" value="${data.backUrl}">
+<p>If you have another account that may see it, sign in with that one and you will come straight back.</p>
+<p><button type="submit">Sign in as someone else</button></p>
+</form>`
+  : ''}
+<p><a href="${ctx.paths.index}">Go to all resources</a></p>`
+  }
+}
+
+export const defaultViews: DefaultViews = { layout, index, category, login, notFound, forbidden }

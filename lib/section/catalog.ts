@@ -77,6 +77,13 @@ function copyResource (raw: Resource, where: string): Resource {
   })
 }
 
+/** A category's audience: absent, or a non-empty list of group names (an empty one would lock everyone out). */
+function audienceOf (value: unknown, where: string): readonly string[] | undefined {
+  if (value === undefined) return undefined
+  if (!Array.isArray(value) || value.length === 0) invalid(where, 'must be a non-empty array of group names, or left out to open the category to every member')
+  return Object.freeze(value.map((group, i) => text(group, `${where}[${i}]`)))
+}
+
 /** Where each InMemoryCatalog first names a file, so that a missing files option fails the start. */
 const firstFiles = new WeakMap<Catalog, string>()
 
@@ -112,14 +119,16 @@ export class InMemoryCatalog implements Catalog {
         if (copy.file !== undefined && !firstFiles.has(this)) firstFiles.set(this, `${where}.resources[${j}].file ${JSON.stringify(copy.file)}`)
         return copy
       })
+      const audience = audienceOf(raw.audience, `${where}.audience`)
       this.#bySlug.set(slug, Object.freeze({
         slug,
         title: text(raw.title, `${where}.title`),
         description: text(raw.description, `${where}.description`),
+        ...(audience === undefined ? {} : { audience }),
         resources: Object.freeze(resources)
       }))
     })
-    this.#summaries = Object.freeze([...this.#bySlug.values()].map(({ slug, title, description }) => Object.freeze({ slug, title, description })))
+    this.#summaries = Object.freeze([...this.#bySlug.values()].map(({ resources: _resources, ...summary }) => Object.freeze(summary)))
   }
 
   async listCategories (): Promise<readonly Category[]> {

@@ -1,11 +1,13 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import type { AnonymousRedirect, Catalog, FileResource } from '../types.js'
+import type { AnonymousRedirect, Catalog, Category, CategoryWithResources, FileResource, Member } from '../types.js'
 import { kAnonymousRedirect } from '../symbols.js'
 import type { MemberLookup } from '../session/member.js'
 import { wantsJson } from '../pages/negotiation.js'
 import type { PageRenderer, SectionPaths } from '../pages/page-renderer.js'
 import { applyFilter, resourceFilter } from '../pages/filters.js'
-import { accessGuard, grantedAccess } from './access-guard.js'
+import { accessGuard, grantedAccess } from '../access/access-guard.js'
+import { canSee } from '../access/audience.js'
+import { isSlug } from './catalog.js'
 
 // Every page here depends on the session (the member's name, the logout token), so no cache keeps any.
 const PRIVATE = 'private, no-store'
@@ -21,6 +23,15 @@ export interface SectionDeps {
   baseUrl: string | undefined
   /** Whether being signed in is decided by the session alone (no host getMember). */
   sessionDecides: boolean
+  /** How the index shows categories the visitor cannot open. */
+  restrictedCategories: 'mark' | 'hide'
+}
+
+/** The index's categories for `member` (undefined: not signed in), marked or left out as the option says. */
+export function indexCategories (categories: readonly Category[], member: Member | undefined, mode: 'mark' | 'hide') {
+  const listed = categories.map((c) => ({ ...c, locked: member !== undefined && !canSee(member, c.audience) }))
+  // Hidden: a restricted category is listed to members of its audience only, so nobody else learns it exists.
+  return mode === 'mark' ? listed : listed.filter((c) => c.audience === undefined || (member !== undefined && !c.locked))
 }
 
 function fileAsUrl ({ file: _file, ...fields }: FileResource, url: string) {
@@ -49,10 +60,10 @@ export function sectionRoutes (fastify: FastifyInstance, deps: SectionDeps): voi
 
   async function sectionIndex (request: FastifyRequest, reply: FastifyReply) {
     const member = await memberOf(request) ?? undefined
-    const categories = await catalog.listCategories()
+    const categories = indexCategories(await catalog.listCategories(), member, deps.restrictedCategories)
     reply.header('cache-control', PRIVATE).header('vary', 'Accept')
     if (wantsJson(request)) {
-      return { categories: categories.map((c) => ({ slug: c.slug, title: c.title, description: c.description, url: paths.category(c.slug) })) }
+      return { categories: categories.map((c) => ({ slug: c.slug, title: c.title, description: c.description, url: paths.category(c.slug), locked: c.locked })) }
     }
     const ctx = pages.context(member, reply)
     return pages.send(reply, pages.views.index({ categories }, ctx), ctx)
@@ -60,7 +71,7 @@ export function sectionRoutes (fastify: FastifyInstance, deps: SectionDeps): voi
 
   async function categoryPage (request: FastifyRequest, reply: FastifyReply) {
     // The guard has redirected everyone else, so access is always granted here.
-    const { member, category } = grantedAccess(request)!
+    const { member, target: category } = grantedAccess<CategoryWithResources>(request)!
     const filter = resourceFilter(category, request.query)
     reply.header('cache-control', PRIVATE).header('vary', 'Accept')
     if (wantsJson(request)) {
@@ -82,13 +93,26 @@ export function sectionRoutes (fastify: FastifyInstance, deps: SectionDeps): voi
   // whole path, register prefix included).
   if (!fastify.hasRoute({ method: 'GET', url: paths.index.slice(0, -1) })) fastify.get(prefix, sectionIndex)
 
+  /** `resources/<slug>/` or `resources/<slug>` → the category; any other shape is no category. */
+  function findCategory (request: FastifyRequest): Promise<CategoryWithResources | undefined> | undefined {
+    const rest = (request.params as { '*': string })['*']
+    const slug = rest.endsWith('/') ? rest.slice(0, -1) : rest
+    return isSlug(slug) ? catalog.getCategory(slug) : undefined
+  }
+
+  // In the legacy order: a member asking for a category that does not exist lands on the section index.
+  function toIndex (_request: FastifyRequest, reply: FastifyReply) {
+    reply.header('cache-control', 'no-store')
+    reply.redirectOnce(paths.index)
+  }
+
   const anonymous: AnonymousRedirect = { baseUrl: deps.baseUrl, loginPath: paths.login, indexPath: paths.index }
   // A wildcard, so that every shape of slug (too long, nested, odd characters) reaches the guard. The
   // config marks the route for the anonymous short-circuit, which may then answer requests without a
   // session cookie first; not when the host's getMember decides, whose members may have no such cookie.
   fastify.get(`${prefix}/resources/*`, {
     config: deps.sessionDecides ? { [kAnonymousRedirect]: anonymous } : {},
-    preHandler: accessGuard({ memberOf, catalog, ...anonymous })
+    preHandler: accessGuard({ memberOf, pages, ...anonymous }, findCategory, toIndex)
   }, categoryPage)
 
   // Scoped to the prefix: the host's own 404 handling stays in charge everywhere else.

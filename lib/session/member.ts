@@ -6,8 +6,14 @@ export type MemberLookup = (request: FastifyRequest) => Member | null | undefine
 
 export function isMember (value: unknown): value is Member {
   if (value === null || typeof value !== 'object') return false
-  const { id, name } = value as Member
-  return ((typeof id === 'string' && id !== '') || (typeof id === 'number' && Number.isFinite(id))) && typeof name === 'string'
+  const { id, name, groups } = value as Member
+  return ((typeof id === 'string' && id !== '') || (typeof id === 'number' && Number.isFinite(id))) && typeof name === 'string' &&
+    (groups === undefined || isGroupList(groups))
+}
+
+/** A list of group names: strings, none empty (`[]` is a member of no group). */
+export function isGroupList (value: unknown): value is readonly string[] {
+  return Array.isArray(value) && value.every((group) => typeof group === 'string' && group !== '')
 }
 
 /**

@@ -2,6 +2,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, preHa
 import type { Credentials, Member } from '../types.js'
 import { errorCodes } from '../errors.js'
 import { siteOrigin } from '../redirect/site-origin.js'
+import { loginRedirectUrl } from '../redirect/login-redirect.js'
 import { CSRF_COOKIE, CSRF_ERROR_CODES, csrfTokenFor, keptAtSignIn } from '../session/csrf.js'
 import { isMember, type MemberLookup } from '../session/member.js'
 import { isJsonClient, sendJsonError, wantsJson } from '../pages/negotiation.js'
@@ -156,6 +157,7 @@ export function signInRoutes (fastify: FastifyInstance, deps: SignInDeps): void 
     await request.session.regenerate(deps.keepSessionData ? keptAtSignIn(request.session, sessionKey) : [])
     const stored: Member = { id: member.id, name: member.name }
     if (typeof member.email === 'string') stored.email = member.email
+    if (member.groups !== undefined) stored.groups = [...member.groups]
     request.session.set(sessionKey as 'member', stored)
     // A new CSRF secret too (the next page makes it), so that a token seen before sign-in is worthless after.
     if (deps.renewCsrfCookie) reply.clearCookie(CSRF_COOKIE, { path: '/' })
@@ -175,6 +177,10 @@ export function signInRoutes (fastify: FastifyInstance, deps: SignInDeps): void 
     // itself on the next request, when it finds no session behind it.
     await request.session.destroy()
     reply.header('cache-control', 'no-store')
+    // "Sign in as someone else" (the 403 page) posts the address it refused: the login page, which
+    // brings the next member back to it. Any other sign-out ends on the section index.
+    const backUrl = returnAddress(request, fields(request.body).BackURL)
+    if (backUrl !== undefined) return reply.redirectOnce(loginRedirectUrl(siteOrigin(request, baseUrl), paths.login, backUrl), 303)
     return reply.redirectOnce(paths.index, 303)
   })
 }

@@ -22,7 +22,7 @@ t.test('the section index lists every category with its link, for everyone', asy
   const json = await app.inject({ url: '/schools/resources/', headers: { accept: 'application/json' } })
   const body = json.json()
   t.equal(body.categories.length, 5)
-  t.same(body.categories[0], { slug: 'maths', title: 'Mathematics', description: 'Number, algebra, measurement, geometry and statistics from Foundation to Year 10.', url: '/schools/resources/resources/maths/' })
+  t.same(body.categories[0], { slug: 'maths', title: 'Mathematics', description: 'Number, algebra, measurement, geometry and statistics from Foundation to Year 10.', url: '/schools/resources/resources/maths/', locked: false })
   const browser = await app.inject({ url: '/schools/resources/', headers: { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' } })
   t.match(browser.headers['content-type'], /text\/html/)
 })

@@ -1,0 +1,97 @@
+import type { FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastify'
+import type { AnonymousRedirect, Member } from '../types.js'
+import { errorCodes } from '../errors.js'
+import { answerAnonymous, targetTooLong } from '../redirect/login-redirect.js'
+import type { MemberLookup } from '../session/member.js'
+import { sendJsonError, wantsJson } from '../pages/negotiation.js'
+import type { PageRenderer } from '../pages/page-renderer.js'
+import { canSee } from './audience.js'
+
+const { FST_SR_FORBIDDEN } = errorCodes
+
+/** What a guarded route serves: its title (named on the 403 page) and who may see it. */
+export interface Protected {
+  title: string
+  /** Groups that may see it; absent: every signed-in member. */
+  audience?: readonly string[]
+}
+
+export interface AccessGuardDeps extends AnonymousRedirect {
+  memberOf: MemberLookup
+  pages: PageRenderer
+}
+
+/** What the guard learnt, for the route handler: it never looks anything up twice. */
+export interface GrantedAccess<T extends Protected = Protected> {
+  member: Member
+  target: T
+}
+
+const granted = new WeakMap<FastifyRequest, GrantedAccess>()
+
+export function grantedAccess<T extends Protected> (request: FastifyRequest): GrantedAccess<T> | undefined {
+  return granted.get(request) as GrantedAccess<T> | undefined
+}
+
+/** Finds what a member asked for; undefined when there is no such thing. */
+export type FindTarget<T extends Protected> = (request: FastifyRequest, member: Member) => T | undefined | Promise<T | undefined>
+/** Answers a member who asked for something that does not exist. */
+export type AnswerUnknown = (request: FastifyRequest, reply: FastifyReply, member: Member) => unknown
+
+/**
+ * The 403 for a member outside the audience: a page naming what was refused, with a way to sign in as
+ * someone else that comes back here, or for a JSON client the error with its code. Never cached: the
+ * same address serves the page to a member who is in the audience.
+ */
+export async function answerForbidden (request: FastifyRequest, reply: FastifyReply, deps: { pages: PageRenderer }, member: Member, title: string): Promise<FastifyReply> {
+  reply.code(403).header('cache-control', 'private, no-store').header('vary', 'Accept')
+  const error = new FST_SR_FORBIDDEN(title)
+  if (wantsJson(request)) return sendJsonError(reply, 403, error.code, error.message)
+  const { pages } = deps
+  const ctx = pages.context(member, reply)
+  return pages.send(reply, pages.views.forbidden({ title, backUrl: request.url }, ctx), ctx)
+}
+
+/**
+ * A members-only route's own preHandler: the last hook before the page, so that every hook the host
+ * registered (onRequest to preHandler: an MFA gate, a suspension check) has run before anyone, member or
+ * not, gets an answer from the section. An anonymous visitor gets the spec's login redirect (then the
+ * redirect to the section index, which redirectOnce refuses with its warning) before anything is looked
+ * up, so the redirect never tells what exists or who may see it. A member gets `unknown`'s answer for
+ * something that does not exist, the 403 outside its audience, and otherwise the page.
+ */
+export function accessGuard<T extends Protected> (deps: AccessGuardDeps, find: FindTarget<T>, unknown: AnswerUnknown): preHandlerHookHandler {
+  const { memberOf } = deps
+
+  /** True when the request may go on to the page; otherwise it has been answered. */
+  async function admit (request: FastifyRequest, reply: FastifyReply): Promise<boolean> {
+    const member = await memberOf(request) ?? undefined
+    if (member === undefined) {
+      answerAnonymous(request, reply, deps)
+      return false
+    }
+    const target = await find(request, member)
+    if (target === undefined) {
+      await unknown(request, reply, member)
+      return false
+    }
+    if (!canSee(member, target.audience)) {
+      await answerForbidden(request, reply, deps, member, target.title)
+      return false
+    }
+    granted.set(request, { member, target })
+    return true
+  }
+
+  // Callback style on purpose: an answered request must stop here even while an asynchronous
+  // session store is still saving in onSend. Fastify only stops an async hook's chain once
+  // reply.sent is true, which that save delays, so the page handler would run and send twice.
+  return function schoolsResourcesAccessGuard (request, reply, done) {
+    const tooLong = targetTooLong(request)
+    if (tooLong !== undefined) {
+      done(tooLong)
+      return
+    }
+    admit(request, reply).then((proceed) => { if (proceed) done() }, done)
+  }
+}
