@@ -1,4 +1,5 @@
-import { realpath, stat } from 'node:fs/promises'
+import { constants } from 'node:fs'
+import { access, realpath, stat } from 'node:fs/promises'
 import { isAbsolute, join, relative, sep } from 'node:path'
 import fastifyStatic, { type SendOptions } from '@fastify/static'
 import { create as contentDisposition } from 'content-disposition'
@@ -109,6 +110,8 @@ export async function fileRoutes (fastify: FastifyInstance, deps: FileRoutesDeps
         return { problem: `${JSON.stringify(file)} leads outside the files directory (a symlink to ${real})` }
       }
       if (!(await stat(real)).isFile()) return { problem: `${JSON.stringify(file)} is not a file` }
+      // Unreadable (EACCES) would otherwise reach @fastify/send as a 500 that names the path.
+      await access(real, constants.R_OK)
       return { path: `/${inside.split(sep).join('/')}` }
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code

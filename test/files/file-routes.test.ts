@@ -1,7 +1,8 @@
 import t, { type Test } from 'tap'
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { execFileSync } from 'node:child_process'
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { join, resolve } from 'node:path'
 import Fastify, { type FastifyInstance } from 'fastify'
 import fastifyCookie from '@fastify/cookie'
 import fastifySession from '@fastify/session'
@@ -372,6 +373,29 @@ t.test('a symlink out of the directory, a folder and a missing file: the 404 pag
   rmSync(join(ROOT, 'maths', 'missing.pdf'))
   t.equal((await app.inject({ url: `${FILES}/maths/missing/missing.pdf`, headers: { cookie } })).statusCode, 404)
   t.equal(fileWarnings(logs).length, 7)
+})
+
+t.test('a file the server may not read (EACCES): the 404 page and a warning, not a 500 that names the path', async (t) => {
+  // Root reads every file, so the app runs in a child process as nobody when the suite runs as root.
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), 'schools-unreadable-')))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  chmodSync(dir, 0o755)
+  writeFileSync(join(dir, 'locked.pdf'), '%PDF-1.4 locked')
+  chmodSync(join(dir, 'locked.pdf'), 0o000)
+  const asRoot = process.getuid?.() === 0
+  // stderr kept out of the report: tap's process-info hook, in the child too, cannot write under .tap/ as nobody.
+  const out = execFileSync(process.execPath, [resolve(__dirname, '../fixtures/unreadable-file.cjs'), dir], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+    ...(asRoot ? { uid: 65534, gid: 65534 } : {})
+  })
+  const { html, json, logs } = JSON.parse(out) as { html: { status: number, body: string }, json: { status: number, body: string }, logs: string[] }
+  t.equal(html.status, 404)
+  t.match(html.body, /<h1>Page not found<\/h1>/)
+  t.equal(json.status, 404)
+  t.notMatch(json.body, dir, 'the path stays in the log')
+  t.equal(logs.length, 1)
+  t.match(logs[0], 'the file of resource "locked" (category "maths") "locked.pdf" cannot be opened (EACCES)')
 })
 
 t.test('a catalog of the host\'s own is checked at each request: unsafe paths and a missing files option get the 404', async (t) => {
