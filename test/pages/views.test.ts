@@ -46,7 +46,7 @@ t.test('empty catalog and empty category render a message, not an empty list', a
 })
 
 t.test('the 403 view names what was refused, escapes it, and names the member only when there is one', async (t) => {
-  const ctx = { siteName: 'S', member: undefined, signIn: true, csrfToken: 'tok', paths: { index: '/i/', login: '/l', logout: '/o', category: (s: string) => `/c/${s}/` } }
+  const ctx = { siteName: 'S', member: undefined, signIn: true, csrfToken: 'tok', paths: { index: '/i/', login: '/l', logout: '/o', category: (s: string) => `/c/${s}/`, file: (s: string, r: { id: string }) => `/f/${s}/${r.id}` } }
   const page = defaultViews.forbidden({ title: 'Staff <room>', backUrl: '/c/staff/?a="b"' }, ctx)
   t.equal(page.title, "You don't have access to Staff <room>", 'the layout escapes the title')
   const body = String(page.body)
