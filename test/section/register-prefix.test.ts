@@ -83,7 +83,7 @@ async function visit (t: Test, app: FastifyInstance, section: string, login: str
     t.equal(res.statusCode, url === staffRoom ? 403 : 200, `${url} answers`)
   }
   const refused = await app.inject({ url: staffRoom, headers: { cookie } })
-  t.match(refused.body, `<form method="post" action="${login.replace('login', 'logout')}">`, 'the 403 page signs out under the prefix')
+  t.match(refused.body, `<form method="post" action="${login.replace('login', 'logout')}" class="switch-account">`, 'the 403 page signs out under the prefix')
   t.match(refused.body, `<input type="hidden" name="BackURL" value="${staffRoom}">`, 'and comes back to the refused page')
   const out = await app.inject({ method: 'POST', url: login.replace('login', 'logout'), headers: { cookie: withCookies(cookie, page) }, payload: { _csrf: formToken(page.body) } })
   t.equal(out.statusCode, 303, 'signed out at the logout form\'s action')
