@@ -252,3 +252,14 @@ t.test('restrictedCategories is checked', async (t) => {
   app.register(schoolsResources, { catalog: new InMemoryCatalog(CATALOG), authenticate, restrictedCategories: 'shade' as 'mark' })
   await t.rejects(async () => app.ready(), { code: 'FST_SR_INVALID_OPTION', message: /"restrictedCategories": must be "mark" or "hide"/ })
 })
+
+t.test('a host may replace the 403 view (async, as a template engine renders)', async (t) => {
+  const app = await build(t, {
+    views: { forbidden: async ({ title, backUrl }, ctx) => ({ title: 'Members only', body: `<p class="host">${title} is not for ${ctx.member?.name ?? 'you'} (${backUrl})</p>` }) }
+  })
+  const parent = await signInAs(app, 'parent@example.org')
+  const res = await app.inject({ url: STAFF_ROOM, headers: { cookie: parent.cookie } })
+  t.equal(res.statusCode, 403)
+  t.match(res.body, `<p class="host">Staff room is not for Pat Parent (${STAFF_ROOM})</p>`)
+  t.match(res.body, '<title>Members only | Schools resources</title>')
+})

@@ -47,6 +47,19 @@ t.test('empty catalog and empty category render a message, not an empty list', a
   t.notMatch(String(defaultViews.layout({ title: 'T', body: '' }, { ...ctx, signIn: false })), /Sign in/, 'no sign-in link when the host owns sign-in')
 })
 
+t.test('the 403 view names what was refused, escapes it, and names the member only when there is one', async (t) => {
+  const ctx = { siteName: 'S', member: undefined, signIn: true, csrfToken: 'tok', paths: { index: '/i/', login: '/l', logout: '/o', category: (s: string) => `/c/${s}/` } }
+  const page = defaultViews.forbidden({ title: 'Staff <room>', backUrl: '/c/staff/?a="b"' }, ctx)
+  t.equal(page.title, "You don't have access to Staff <room>", 'the layout escapes the title')
+  const body = String(page.body)
+  t.match(body, "<h1>You don't have access to Staff &lt;room&gt;</h1>")
+  t.notMatch(body, /signed in as/, 'a host view may call it without a member')
+  t.match(body, '<input type="hidden" name="BackURL" value="/c/staff/?a=&quot;b&quot;">')
+  t.match(body, '<input type="hidden" name="_csrf" value="tok">')
+  const named = String(defaultViews.forbidden({ title: 'T', backUrl: '/x' }, { ...ctx, member: { id: 1, name: 'Pat <P>' } }).body)
+  t.match(named, 'You are signed in as <strong>Pat &lt;P&gt;</strong>.')
+})
+
 t.test('a host can replace the layout alone and keep our page bodies', async (t) => {
   const { app } = await buildTestApp({
     plugin: {
