@@ -9,7 +9,7 @@ import schoolsResources, {
   type FastifySchoolsResourcesOptions
 } from 'fastify-schools-resources'
 import { RedisAttemptStore, RedisSessionStore, redisRateLimitStore, type RedisCommandClient } from 'fastify-schools-resources/redis'
-import { demoCatalog } from './demo-catalog.js'
+import { demoCatalog, demoFiles } from './demo-catalog.js'
 import { demoDirectory, type DemoAccount } from './demo-member.js'
 
 export interface ExampleConfig {
@@ -94,6 +94,8 @@ export async function buildApp (config: ExampleConfig): Promise<FastifyInstance>
   })
   await app.register(schoolsResources, {
     catalog: new InMemoryCatalog(demoCatalog),
+    // Two resources are files of the site's own (a PDF and an image), served to members only.
+    files: demoFiles,
     authenticate,
     baseUrl: config.baseUrl,
     siteName: 'Riverside School',

@@ -1,4 +1,11 @@
+import { join } from 'node:path'
 import type { CatalogData } from 'fastify-schools-resources'
+
+/**
+ * The section's files option for the demo: the directory next to this module (the build copies
+ * examples/files to dist/examples/files), so the source and the built example both find it.
+ */
+export const demoFiles = { root: join(__dirname, 'files') }
 
 /** A small, realistic catalog for the example server and the tests. */
 export const demoCatalog: CatalogData = {
@@ -8,7 +15,7 @@ export const demoCatalog: CatalogData = {
       title: 'Mathematics',
       description: 'Number, algebra, measurement, geometry and statistics from Foundation to Year 10.',
       resources: [
-        { id: 'maths-fractions-wall', title: 'Fraction wall', summary: 'A printable fraction wall for comparing halves through twelfths, with a teacher guide.', url: 'https://www.example.org/files/maths/fraction-wall.pdf', subject: 'Mathematics', yearLevels: ['Year 3', 'Year 4'], format: 'Worksheet' },
+        { id: 'maths-fractions-wall', title: 'Fraction wall', summary: 'A printable fraction wall for comparing halves through twelfths, with a teacher guide.', file: 'maths/fraction-wall.pdf', subject: 'Mathematics', yearLevels: ['Year 3', 'Year 4'], format: 'Worksheet' },
         { id: 'maths-linear-equations', title: 'Solving linear equations', summary: 'Five lessons that move from balance models to solving two-step equations.', url: 'https://www.example.org/files/maths/linear-equations.pptx', subject: 'Mathematics', yearLevels: ['Year 7', 'Year 8'], format: 'Slides' },
         { id: 'maths-statistics-investigation', title: 'Statistical investigation: how we travel to school', summary: 'Students pose a question, collect data across the school and present their findings.', url: 'https://www.example.org/files/maths/travel-survey.docx', subject: 'Mathematics', yearLevels: ['Year 5', 'Year 6'], format: 'Lesson plan' },
         { id: 'maths-trigonometry-check', title: 'Right-angled trigonometry check-in', summary: 'A twenty-minute assessment with marking guide covering sine, cosine and tangent ratios.', url: 'https://www.example.org/files/maths/trig-check.pdf', subject: 'Mathematics', yearLevels: ['Year 9', 'Year 10'], format: 'Assessment' }
@@ -50,7 +57,7 @@ export const demoCatalog: CatalogData = {
       description: 'Social and emotional learning, respectful relationships and online safety.',
       resources: [
         { id: 'wellbeing-online-safety', title: 'Staying safe online', summary: 'Scenario cards and a class discussion plan on privacy, passwords and asking for help.', url: 'https://www.example.org/files/wellbeing/online-safety.pdf', subject: 'Health and physical education', yearLevels: ['Year 5', 'Year 6'], format: 'Lesson plan' },
-        { id: 'wellbeing-feelings-check-in', title: 'Daily feelings check-in', summary: 'A visual check-in chart and routine for the start of each day.', url: 'https://www.example.org/files/wellbeing/feelings-check-in.pdf', subject: 'Health and physical education', yearLevels: ['Foundation', 'Year 1', 'Year 2'], format: 'Worksheet' }
+        { id: 'wellbeing-feelings-check-in', title: 'Daily feelings check-in', summary: 'A visual check-in chart and routine for the start of each day.', file: 'wellbeing/feelings-check-in.png', subject: 'Health and physical education', yearLevels: ['Foundation', 'Year 1', 'Year 2'], format: 'Worksheet' }
       ]
     },
     {

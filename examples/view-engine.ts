@@ -9,7 +9,7 @@ import fastifySession from '@fastify/session'
 import fastifyView from '@fastify/view'
 import { Eta } from 'eta'
 import schoolsResources, { CONTENT_SECURITY_POLICY, InMemoryCatalog } from 'fastify-schools-resources'
-import { demoCatalog } from './demo-catalog.js'
+import { demoCatalog, demoFiles } from './demo-catalog.js'
 import { demoDirectory } from './demo-member.js'
 
 export interface ViewEngineConfig {
@@ -40,6 +40,7 @@ export async function buildViewEngineApp (config: ViewEngineConfig): Promise<Fas
   const { directives } = CONTENT_SECURITY_POLICY
   await app.register(schoolsResources, {
     catalog: new InMemoryCatalog(demoCatalog),
+    files: demoFiles,
     authenticate,
     baseUrl: config.baseUrl,
     siteName: 'Riverside School',

@@ -11,6 +11,7 @@ import { stylesheetPolicy, stylesheetRoute } from './pages/stylesheet.js'
 import { registerSecurityHeaders } from './pages/security-headers.js'
 import { storeErrorHandler } from './pages/unavailable.js'
 import { sectionRoutes } from './section/section-routes.js'
+import { fileRoutes } from './files/file-routes.js'
 import { servesSignIn, signInRoutes } from './sign-in/sign-in-routes.js'
 import { Lockout } from './sign-in/lockout.js'
 import { loginRateLimit } from './sign-in/login-rate-limit.js'
@@ -43,16 +44,17 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
     const stylesheet = opts.stylesheet.servePath === undefined ? opts.stylesheet : { ...opts.stylesheet, href: `${mount}${opts.stylesheet.href}` }
     const pages = new PageRenderer(resolveViews(opts.views), { ...opts, stylesheet }, paths)
     if (opts.stylesheet.servePath !== undefined) stylesheetRoute(section, opts.stylesheet.servePath)
-    sectionRoutes(section, {
+    const routes = {
       catalog: opts.catalog,
       memberOf,
       pages,
       paths,
       prefix: opts.prefix,
       baseUrl: opts.baseUrl,
-      sessionDecides: opts.getMember === undefined,
-      restrictedCategories: opts.restrictedCategories
-    })
+      sessionDecides: opts.getMember === undefined
+    }
+    sectionRoutes(section, { ...routes, restrictedCategories: opts.restrictedCategories })
+    await fileRoutes(section, { ...routes, root: opts.filesRoot })
     if (opts.authenticate === undefined || !opts.signIn) return
     // The logout forms' tokens, in every section; the routes in the first section with this login path.
     const csrf = await registerCsrf(section, opts.baseUrl)
@@ -97,6 +99,7 @@ export type { FastifySchoolsResourcesOptions } from './options.js'
 export type { Member, Credentials, Catalog, CatalogData, Category, CategoryWithResources, Resource, ResourceFormat } from './types.js'
 export type { Views, DefaultViews, Page, PageContext, LoginViewData, CategoryViewData, IndexViewData, IndexCategory, ForbiddenViewData } from './pages/views.js'
 export type { ResourceFilter } from './pages/filters.js'
+export type { UrlResource, FileResource } from './types.js'
 export type { AttemptStore, AttemptCount } from './stores/attempt-store.js'
 export type { LockoutOptions } from './sign-in/lockout.js'
 export type { LoginRateLimitOptions } from './sign-in/login-rate-limit.js'

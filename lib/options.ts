@@ -1,3 +1,5 @@
+import { realpathSync, statSync } from 'node:fs'
+import { resolve } from 'node:path'
 import type { FastifyRequest } from 'fastify'
 import type { HelmetOptions } from 'helmet'
 import type { Catalog, Credentials, Member } from './types.js'
@@ -7,6 +9,7 @@ import { parseConflictLog, type ConflictLogOption } from './redirect/conflict-lo
 import { resolveStylesheet, type ResolvedStylesheet } from './pages/stylesheet.js'
 import type { Views } from './pages/views.js'
 import { MemoryAttemptStore } from './stores/attempt-store.js'
+import { namedFile } from './section/catalog.js'
 import type { LockoutOptions, LockoutSettings } from './sign-in/lockout.js'
 import type { LoginRateLimitOptions } from './sign-in/login-rate-limit.js'
 
@@ -56,6 +59,11 @@ export interface FastifySchoolsResourcesOptions {
    * interval (`{ summaryIntervalMs }`), or `false`. The `UserWarning` is raised for every one regardless.
    */
   conflictLog?: ConflictLogOption
+  /**
+   * Where the files of file resources (`{ file: 'maths/sheet.pdf' }`) are kept: `root`, a directory,
+   * absolute or relative to the working directory (docs/files.md). Required when the catalog names files.
+   */
+  files?: { root: string }
 }
 
 export interface ResolvedOptions {
@@ -77,13 +85,16 @@ export interface ResolvedOptions {
   loginRateLimit: (LoginRateLimitOptions & { max: number }) | false
   helmet: HelmetOptions | false
   conflictLog: ConflictLogOption
+  /** The files directory's real path (symlinks resolved), or undefined without the option. */
+  filesRoot: string | undefined
 }
 
 // Fastify passes these through to every plugin; they are not ours to judge.
 const FASTIFY_KEYS = new Set(['logLevel', 'logSerializers'])
 const KNOWN_KEYS = new Set<string>([
   'catalog', 'authenticate', 'signIn', 'prefix', 'baseUrl', 'loginPath', 'logoutPath',
-  'sessionKey', 'keepSessionData', 'getMember', 'restrictedCategories', 'views', 'siteName', 'stylesheet', 'lockout', 'loginRateLimit', 'helmet', 'conflictLog'
+  'sessionKey', 'keepSessionData', 'getMember', 'restrictedCategories', 'views', 'siteName', 'stylesheet', 'lockout', 'loginRateLimit', 'helmet', 'conflictLog',
+  'files'
 ])
 const VIEW_KEYS = new Set(['layout', 'index', 'category', 'login', 'notFound', 'forbidden'])
 
@@ -146,6 +157,28 @@ function resolveLoginRateLimit (opts: Record<string, unknown>): (LoginRateLimitO
   return { ...limit, max: positiveInteger(limit.max, 'loginRateLimit.max', 50) }
 }
 
+/** The files directory's real path; it must exist and be a directory when the section starts. */
+function resolveFilesRoot (opts: Record<string, unknown>, catalog: Catalog): string | undefined {
+  const files = opts.files
+  if (files === undefined) {
+    const named = namedFile(catalog)
+    if (named !== undefined) fail('files', `is required: the catalog names a file (${named}), so set files: { root: '<the directory that holds it>' }`)
+    return undefined
+  }
+  if (files === null || typeof files !== 'object' || typeof (files as { root?: unknown }).root !== 'string' || (files as { root: string }).root === '') {
+    fail('files', 'must be { root: \'<directory>\' }: the directory the catalog\'s file paths are relative to')
+  }
+  const root = resolve((files as { root: string }).root)
+  let real: string
+  try {
+    real = realpathSync(root)
+  } catch (err) {
+    return fail('files.root', `must be an existing directory; ${root} cannot be opened (${(err as NodeJS.ErrnoException).code})`)
+  }
+  if (!statSync(real).isDirectory()) fail('files.root', `must be a directory; ${root} is a file`)
+  return real
+}
+
 export function resolveOptions (raw: object): ResolvedOptions {
   const opts = raw as Record<string, unknown>
   for (const key of Object.keys(opts)) {
@@ -203,7 +236,8 @@ export function resolveOptions (raw: object): ResolvedOptions {
     lockout: resolveLockout(opts),
     loginRateLimit: resolveLoginRateLimit(opts),
     helmet: optionalObject(opts, 'helmet'),
-    conflictLog: parseConflictLog(opts.conflictLog)
+    conflictLog: parseConflictLog(opts.conflictLog),
+    filesRoot: resolveFilesRoot(opts, catalog)
   }
   if (resolved.prefix === '/') fail('prefix', 'must not be the site root')
   return resolved

@@ -36,17 +36,32 @@ export interface Category {
   audience?: readonly string[]
 }
 
-export interface Resource {
+interface ResourceFields {
   id: string
   title: string
   summary: string
-  /** Where the resource lives: an absolute http(s) URL or a path on this site. */
-  url: string
   subject: string
   /** e.g. `['Year 7', 'Year 8']`. */
   yearLevels: readonly string[]
   format: ResourceFormat
 }
+
+/** A resource at an address of its own, open to anyone who has the link. */
+export interface UrlResource extends ResourceFields {
+  /** Where the resource lives: an absolute http(s) URL or a path on this site. */
+  url: string
+  file?: never
+}
+
+/** A resource the section serves itself, to members who may see its category (docs/files.md). */
+export interface FileResource extends ResourceFields {
+  /** Its path in the `files.root` directory, e.g. `maths/fraction-wall.pdf`. */
+  file: string
+  url?: never
+}
+
+/** Exactly one of `url` and `file`. */
+export type Resource = UrlResource | FileResource
 
 export interface CategoryWithResources extends Category {
   resources: readonly Resource[]

@@ -4,7 +4,7 @@ import fastifyCookie from '@fastify/cookie'
 import fastifySession from '@fastify/session'
 import schoolsResources, { InMemoryCatalog, type FastifySchoolsResourcesOptions } from '../lib/index.js'
 import { SECRET, buildTestApp, openLoginForm, teacherOnly } from './helpers/app.js'
-import { demoCatalog } from '../examples/demo-catalog.js'
+import { demoCatalog, demoFiles } from '../examples/demo-catalog.js'
 
 const catalog = new InMemoryCatalog({ categories: [] })
 
@@ -75,7 +75,7 @@ t.test('the host keeps its own form parser and trailing-slash setting', async (t
   })
   await app.register(fastifyCookie)
   await app.register(fastifySession, { secret: SECRET, cookie: { secure: false } })
-  await app.register(schoolsResources, { catalog: new InMemoryCatalog(demoCatalog), authenticate: teacherOnly })
+  await app.register(schoolsResources, { catalog: new InMemoryCatalog(demoCatalog), files: demoFiles, authenticate: teacherOnly })
   const index = await app.inject('/schools/resources')
   t.equal(index.statusCode, 200, 'the bare prefix is served by the router')
   t.match(index.body, /<h1>Resources<\/h1>/)

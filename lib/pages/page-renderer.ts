@@ -25,11 +25,14 @@ export function mountPoint (registerPrefix: string): string {
 /** The paths links and redirects point to: the section's own, under the register prefix `mount`. */
 export function sectionPaths (opts: { prefix: string, loginPath: string, logoutPath: string }, mount = ''): SectionPaths {
   const categoryBase = `${mount}${opts.prefix}/resources/`
+  const fileBase = `${mount}${opts.prefix}/files/`
   return {
     index: `${mount}${opts.prefix}/`,
     login: `${mount}${opts.loginPath}`,
     logout: `${mount}${opts.logoutPath}`,
-    category: (slug) => `${categoryBase}${encodeURIComponent(slug)}/`
+    category: (slug) => `${categoryBase}${encodeURIComponent(slug)}/`,
+    // The file's own name last, so that a browser saving the link without our headers names it well.
+    file: (slug, { id, file }) => `${fileBase}${encodeURIComponent(slug)}/${encodeURIComponent(id)}/${encodeURIComponent(file.slice(file.lastIndexOf('/') + 1))}`
   }
 }
 

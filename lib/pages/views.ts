@@ -1,4 +1,4 @@
-import type { Category, CategoryWithResources, Member, Resource } from '../types.js'
+import type { Category, CategoryWithResources, FileResource, Member, Resource } from '../types.js'
 import { applyFilter, resourceFilter, type ResourceFilter } from './filters.js'
 import { html, SafeHtml, unsafeRaw } from './html.js'
 
@@ -16,6 +16,8 @@ export interface PageContext {
     login: string
     logout: string
     category: (slug: string) => string
+    /** Where a file resource of the category `slug` is downloaded (docs/files.md). */
+    file: (slug: string, resource: FileResource) => string
   }
   /** URL of the section's stylesheet for the layout to link; undefined when the host turned it off. */
   stylesheet?: string
@@ -162,10 +164,15 @@ ${list}`
   }
 }
 
-function resourceItem (r: Resource): SafeHtml {
+/** Where a resource's link points: its own address, or the section's download of its file. */
+export function resourceHref (r: Resource, slug: string, paths: PageContext['paths']): string {
+  return r.file === undefined ? r.url : paths.file(slug, r)
+}
+
+function resourceItem (r: Resource, slug: string, ctx: PageContext): SafeHtml {
   return html`
 <li class="resource">
-<h3><a href="${r.url}">${r.title}</a></h3>
+<h3><a href="${resourceHref(r, slug, ctx.paths)}">${r.title}</a></h3>
 <p>${r.summary}</p>
 <dl class="resource-meta">
 <dt>Subject</dt><dd>${r.subject}</dd>
@@ -209,7 +216,7 @@ ${select('filter-year', 'year', 'Year level', 'All year levels', filter.years, f
   : `${plural(resources.length)}.`}</p>
 ${resources.length === 0
   ? html`<p>No resources match these filters. <a href="${here}">Show all resources in ${category.title}</a>.</p>`
-  : html`<ul class="resources" aria-labelledby="resources-heading">${resources.map(resourceItem)}
+  : html`<ul class="resources" aria-labelledby="resources-heading">${resources.map((r) => resourceItem(r, category.slug, ctx))}
 </ul>`}`
   }
   return {

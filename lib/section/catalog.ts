@@ -1,3 +1,4 @@
+import { win32 } from 'node:path'
 import type { Catalog, CatalogData, Category, CategoryWithResources, Resource } from '../types.js'
 import { errorCodes } from '../errors.js'
 
@@ -29,6 +30,38 @@ function link (value: unknown, where: string): string {
   return invalid(where, `must be an http(s) URL or a path on this site, got ${JSON.stringify(url)}`)
 }
 
+/**
+ * Why `file` cannot name a file in the files directory, or undefined when it can: a relative path of
+ * named segments (`maths/fraction-wall.pdf`). Whatever passes can be joined to the root and never
+ * leave it by its spelling; the file route still checks where the real path lands (symlinks).
+ */
+export function unsafeFilePath (file: string): string | undefined {
+  if (file.includes('\0')) return 'must not contain a NUL character'
+  if (file.includes('\\')) return 'must use "/" between folders, not "\\"'
+  // win32's test covers both: `/x`, and `C:\\x` or `C:/x`, which a host on Windows would read as absolute.
+  if (win32.isAbsolute(file)) return 'must be relative to the files directory, not an absolute path'
+  const segments = file.split('/')
+  if (segments.includes('..')) return 'must not contain a ".." segment'
+  if (segments.some((segment) => segment === '' || segment === '.')) return 'must be folder and file names joined by single "/", with no "." segment and no trailing "/"'
+  return undefined
+}
+
+function filePath (value: unknown, where: string): string {
+  const file = text(value, where)
+  const problem = unsafeFilePath(file)
+  return problem === undefined ? file : invalid(where, `${problem}, got ${JSON.stringify(file)}`)
+}
+
+/** Exactly one of `url` (an address) and `file` (a path in the files directory). */
+function location (raw: Resource, where: string): { url: string } | { file: string } {
+  const hasUrl = raw.url !== undefined
+  const hasFile = raw.file !== undefined
+  if (hasUrl && hasFile) invalid(where, 'must have a url or a file, not both')
+  if (hasFile) return { file: filePath(raw.file, `${where}.file`) }
+  if (!hasUrl) invalid(where, 'must have a url (an address) or a file (a path in the files directory)')
+  return { url: link(raw.url, `${where}.url`) }
+}
+
 function copyResource (raw: Resource, where: string): Resource {
   if (raw === null || typeof raw !== 'object') invalid(where, 'must be an object')
   const yearLevels = raw.yearLevels
@@ -37,7 +70,7 @@ function copyResource (raw: Resource, where: string): Resource {
     id: text(raw.id, `${where}.id`),
     title: text(raw.title, `${where}.title`),
     summary: text(raw.summary, `${where}.summary`),
-    url: link(raw.url, `${where}.url`),
+    ...location(raw, where),
     subject: text(raw.subject, `${where}.subject`),
     yearLevels: Object.freeze(yearLevels.map((level, i) => text(level, `${where}.yearLevels[${i}]`))),
     format: text(raw.format, `${where}.format`)
@@ -49,6 +82,14 @@ function audienceOf (value: unknown, where: string): readonly string[] | undefin
   if (value === undefined) return undefined
   if (!Array.isArray(value) || value.length === 0) invalid(where, 'must be a non-empty array of group names, or left out to open the category to every member')
   return Object.freeze(value.map((group, i) => text(group, `${where}[${i}]`)))
+}
+
+/** Where each InMemoryCatalog first names a file, so that a missing files option fails the start. */
+const firstFiles = new WeakMap<Catalog, string>()
+
+/** `categories[i].resources[j].file "<path>"` when `catalog` is an InMemoryCatalog that names a file. */
+export function namedFile (catalog: Catalog): string | undefined {
+  return firstFiles.get(catalog)
 }
 
 /**
@@ -75,6 +116,7 @@ export class InMemoryCatalog implements Catalog {
         const copy = copyResource(resource, `${where}.resources[${j}]`)
         if (ids.has(copy.id)) invalid(`${where}.resources[${j}].id`, `${JSON.stringify(copy.id)} is used twice`)
         ids.add(copy.id)
+        if (copy.file !== undefined && !firstFiles.has(this)) firstFiles.set(this, `${where}.resources[${j}].file ${JSON.stringify(copy.file)}`)
         return copy
       })
       const audience = audienceOf(raw.audience, `${where}.audience`)

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import type { AnonymousRedirect, Catalog, Category, CategoryWithResources, Member } from '../types.js'
+import type { AnonymousRedirect, Catalog, Category, CategoryWithResources, FileResource, Member } from '../types.js'
 import { kAnonymousRedirect } from '../symbols.js'
 import type { MemberLookup } from '../session/member.js'
 import { wantsJson } from '../pages/negotiation.js'
@@ -34,6 +34,23 @@ export function indexCategories (categories: readonly Category[], member: Member
   return mode === 'mark' ? listed : listed.filter((c) => c.audience === undefined || (member !== undefined && !c.locked))
 }
 
+function fileAsUrl ({ file: _file, ...fields }: FileResource, url: string) {
+  return { ...fields, url }
+}
+
+/** The section's 404: its page, or JSON for JSON clients. Sends the answer itself, so that a guard can use it. */
+export function notFoundAnswer ({ memberOf, pages }: { memberOf: MemberLookup, pages: PageRenderer }) {
+  return async function notFound (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+    reply.code(404).header('cache-control', PRIVATE).header('vary', 'Accept')
+    const member = await memberOf(request) ?? undefined
+    if (wantsJson(request)) {
+      return reply.send({ statusCode: 404, error: 'Not Found', message: 'There is no page at this address in the resources section.' })
+    }
+    const ctx = pages.context(member, reply)
+    return pages.send(reply, pages.views.notFound({}, ctx), ctx)
+  }
+}
+
 /**
  * The section index (open to everyone), the members-only category pages with their filters, and the
  * section's own 404 page for unknown paths under the prefix.
@@ -61,22 +78,15 @@ export function sectionRoutes (fastify: FastifyInstance, deps: SectionDeps): voi
       const { resources: _all, ...summary } = category
       return {
         category: summary,
-        resources: applyFilter(category.resources, filter),
+        // A file resource's path on disk stays ours: JSON clients get its download address as its url.
+        resources: applyFilter(category.resources, filter).map((r) => r.file === undefined ? r : fileAsUrl(r, paths.file(category.slug, r))),
         filter: { subject: filter.subject ?? null, year: filter.year ?? null, subjects: filter.subjects, years: filter.years }
       }
     }
     return pages.sendCategory(reply, category, filter, member, pages.csrfToken(member, reply))
   }
 
-  async function notFound (request: FastifyRequest, reply: FastifyReply) {
-    reply.code(404).header('cache-control', PRIVATE).header('vary', 'Accept')
-    const member = await memberOf(request) ?? undefined
-    if (wantsJson(request)) {
-      return { statusCode: 404, error: 'Not Found', message: 'There is no page at this address in the resources section.' }
-    }
-    const ctx = pages.context(member, reply)
-    return pages.send(reply, pages.views.notFound({}, ctx), ctx)
-  }
+  const notFound = notFoundAnswer(deps)
 
   fastify.get(`${prefix}/`, sectionIndex)
   // With the host's ignoreTrailingSlash the router already answers the bare prefix (hasRoute takes the

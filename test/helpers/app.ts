@@ -10,7 +10,7 @@ import schoolsResources, {
   type Member
 } from '../../lib/index.js'
 import { AsyncStore } from './async-store.js'
-import { demoCatalog } from '../../examples/demo-catalog.js'
+import { demoCatalog, demoFiles } from '../../examples/demo-catalog.js'
 
 export const SECRET = 'a-test-secret-that-is-at-least-32-characters-long'
 export const BASE_URL = 'https://www.example.org'
@@ -63,7 +63,7 @@ export async function buildTestApp (opts: BuildOptions = {}): Promise<TestApp> {
   // secure: false because app.inject() speaks plain http.
   // As the README wires it: anonymous visitors leave nothing in the store.
   await app.register(fastifySession, { secret: SECRET, store, saveUninitialized: false, cookie: { secure: false }, ...opts.session })
-  await app.register(schoolsResources, { catalog, authenticate: teacherOnly, baseUrl: BASE_URL, ...opts.plugin })
+  await app.register(schoolsResources, { catalog, authenticate: teacherOnly, baseUrl: BASE_URL, files: demoFiles, ...opts.plugin })
   opts.extend?.(app)
   await app.ready()
   return { app, store, catalog }

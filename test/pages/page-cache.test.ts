@@ -6,7 +6,7 @@ import { applyFilter, resourceFilter } from '../../lib/pages/filters.js'
 import { demoCatalog } from '../../examples/demo-catalog.js'
 import { buildTestApp, signIn, formToken, withCookies } from '../helpers/app.js'
 
-const paths: PageContext['paths'] = { index: '/s/', login: '/l', logout: '/o', category: (slug) => `/s/resources/${slug}/` }
+const paths: PageContext['paths'] = { index: '/s/', login: '/l', logout: '/o', category: (slug) => `/s/resources/${slug}/`, file: (slug, r) => `/s/files/${slug}/${r.id}` }
 const render = (data: Parameters<typeof defaultViews.category>[0], ctx: PageContext) => String(defaultViews.layout(defaultViews.category(data, ctx), ctx))
 
 t.test('a cached page is byte for byte the page the views render, whoever asks and however it is filtered', async (t) => {

@@ -40,7 +40,7 @@ t.test('signed in, the index shows the member and a sign-out button', async (t) 
 })
 
 t.test('empty catalog and empty category render a message, not an empty list', async (t) => {
-  const ctx = { siteName: 'S', member: undefined, signIn: true, paths: { index: '/i/', login: '/l', logout: '/o', category: (s: string) => `/c/${s}/` } }
+  const ctx = { siteName: 'S', member: undefined, signIn: true, paths: { index: '/i/', login: '/l', logout: '/o', category: (s: string) => `/c/${s}/`, file: (s: string, r: { id: string }) => `/f/${s}/${r.id}` } }
   t.match(String(defaultViews.index({ categories: [] }, ctx).body), 'No categories have been published yet.')
   t.match(String(defaultViews.category({ category: { slug: 'a', title: 'A', description: 'd', resources: [] } }, ctx).body), 'No resources in this category yet.')
   t.equal(String(defaultViews.layout({ title: 'T', body: '<p>host string</p>' }, { ...ctx, signIn: false })).includes('<p>host string</p>'), true)
@@ -48,7 +48,7 @@ t.test('empty catalog and empty category render a message, not an empty list', a
 })
 
 t.test('the 403 view names what was refused, escapes it, and names the member only when there is one', async (t) => {
-  const ctx = { siteName: 'S', member: undefined, signIn: true, csrfToken: 'tok', paths: { index: '/i/', login: '/l', logout: '/o', category: (s: string) => `/c/${s}/` } }
+  const ctx = { siteName: 'S', member: undefined, signIn: true, csrfToken: 'tok', paths: { index: '/i/', login: '/l', logout: '/o', category: (s: string) => `/c/${s}/`, file: (s: string, r: { id: string }) => `/f/${s}/${r.id}` } }
   const page = defaultViews.forbidden({ title: 'Staff <room>', backUrl: '/c/staff/?a="b"' }, ctx)
   t.equal(page.title, "You don't have access to Staff <room>", 'the layout escapes the title')
   const body = String(page.body)
@@ -141,7 +141,7 @@ t.test('filters narrow the list, keep their choice selected, and ignore values t
 })
 
 t.test('a filter that matches nothing says so and links back to the whole list', async (t) => {
-  const ctx = { siteName: 'S', member: undefined, signIn: true, paths: { index: '/i/', login: '/l', logout: '/o', category: (s: string) => `/c/${s}/` } }
+  const ctx = { siteName: 'S', member: undefined, signIn: true, paths: { index: '/i/', login: '/l', logout: '/o', category: (s: string) => `/c/${s}/`, file: (s: string, r: { id: string }) => `/f/${s}/${r.id}` } }
   const category = {
     slug: 'a',
     title: 'A & B',
@@ -177,7 +177,7 @@ t.test('an anonymous filtered link keeps its query in the BackURL', async (t) =>
 })
 
 t.test('the login form carries a CSRF token and shows the lockout message when given them', async (t) => {
-  const ctx = { siteName: 'S', member: undefined, signIn: true, paths: { index: '/i/', login: '/l', logout: '/o', category: (s: string) => `/c/${s}/` } }
+  const ctx = { siteName: 'S', member: undefined, signIn: true, paths: { index: '/i/', login: '/l', logout: '/o', category: (s: string) => `/c/${s}/`, file: (s: string, r: { id: string }) => `/f/${s}/${r.id}` } }
   const plain = String(defaultViews.login({}, ctx).body)
   t.notMatch(plain, '_csrf')
   t.notMatch(plain, 'role="alert"')

@@ -1,7 +1,7 @@
 import t from 'tap'
-import { connect } from 'node:net'
 import { phpUrlencode } from '../../lib/redirect/login-redirect.js'
 import { BASE_URL, buildTestApp, conflictWarnings, signIn } from '../helpers/app.js'
+import { locationOf, rawRequest, statusOf } from '../helpers/raw-http.js'
 
 const PREFIX = '/schools/resources/resources/'
 
@@ -14,29 +14,6 @@ const HOSTILE = [
 ]
 // Raw bytes Node's HTTP parser itself refuses with 400 before any route runs.
 const REFUSED_BY_NODE = ['café/', 'a b/', 'tab\there/', 'nul\u0000/', 'del\u007f/']
-
-function rawRequest (port: number, path: string, cookie?: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1', () => {
-      socket.write(Buffer.concat([
-        Buffer.from('GET '), Buffer.from(path, 'utf8'),
-        Buffer.from(` HTTP/1.1\r\nHost: localhost\r\n${cookie === undefined ? '' : `Cookie: ${cookie}\r\n`}Connection: close\r\n\r\n`)
-      ]))
-    })
-    let data = ''
-    socket.on('data', (chunk) => { data += chunk.toString('latin1') })
-    socket.on('end', () => resolve(data))
-    socket.on('error', reject)
-  })
-}
-
-function statusOf (raw: string): number {
-  return Number(/^HTTP\/1\.1 (\d{3})/.exec(raw)?.[1])
-}
-
-function locationOf (raw: string): string | undefined {
-  return /\r\nlocation: ([^\r]*)\r\n/i.exec(raw)?.[1]
-}
 
 t.test('hostile paths get the documented redirect or a clear 4xx, never a 5xx or a crash', async (t) => {
   const { app } = await buildTestApp()

@@ -64,3 +64,39 @@ t.test('isSlug', async (t) => {
   for (const ok of ['maths', 'year-7', 'a1', 'x'.repeat(100)]) t.ok(isSlug(ok), ok)
   for (const no of ['', 'Maths', '-a', 'a-', 'a--b', 'a_b', 'a.b', 'a/b', 'x'.repeat(101), 'é']) t.notOk(isSlug(no), no)
 })
+
+t.test('a resource is a url or a file: file paths are relative, named segments inside the files directory', async (t) => {
+  const { url: _url, ...fields } = resource
+  const withFile = (file: unknown) => ({ categories: [{ ...category, resources: [{ ...fields, file }] }] }) as CatalogData
+  const catalog = new InMemoryCatalog(withFile('maths/Fraction wall (Year 3).pdf'))
+  const found = (await catalog.getCategory('maths'))!.resources[0]
+  t.same(found, { ...fields, file: 'maths/Fraction wall (Year 3).pdf' })
+  t.notOk('url' in found, 'no url key on a file resource')
+  t.ok(Object.isFrozen(found))
+  for (const ok of ['sheet.pdf', 'a/b/c/d.png', '.hidden/notes.pdf', 'a..b/c...pdf', 'Année 7/été.pdf', 'C:x.pdf']) {
+    t.doesNotThrow(() => new InMemoryCatalog(withFile(ok)), ok)
+  }
+  const bad: Array<[unknown, RegExp]> = [
+    ['', /resources\[0\]\.file must be a non-empty string/],
+    [7, /resources\[0\]\.file must be a non-empty string/],
+    ['/etc/passwd', /file must be relative to the files directory, not an absolute path, got "\/etc\/passwd"/],
+    ['C:/x.pdf', /file must be relative to the files directory/],
+    ['C:\\x.pdf', /file must use "\/" between folders, not "\\"/],
+    ['maths\\sheet.pdf', /file must use "\/" between folders/],
+    ['\\\\server\\share\\x.pdf', /file must use "\/" between folders/],
+    ['../secret.txt', /file must not contain a "\.\." segment, got "\.\.\/secret\.txt"/],
+    ['maths/../../secret.txt', /file must not contain a "\.\." segment/],
+    ['maths/..', /file must not contain a "\.\." segment/],
+    ['maths/sheet.pdf\u0000.png', /file must not contain a NUL character/],
+    ['maths//sheet.pdf', /file must be folder and file names joined by single "\/", with no "\." segment and no trailing "\/"/],
+    ['./sheet.pdf', /no "\." segment/],
+    ['maths/', /no trailing "\/"/]
+  ]
+  for (const [file, message] of bad) {
+    t.throws(() => new InMemoryCatalog(withFile(file)), { code: 'FST_SR_INVALID_CATALOG', message }, JSON.stringify(file))
+  }
+  t.throws(() => new InMemoryCatalog({ categories: [{ ...category, resources: [{ ...resource, file: 'maths/sheet.pdf' }] }] } as unknown as CatalogData),
+    { code: 'FST_SR_INVALID_CATALOG', message: 'fastify-schools-resources: InMemoryCatalog: categories[0].resources[0] must have a url or a file, not both' })
+  t.throws(() => new InMemoryCatalog({ categories: [{ ...category, resources: [fields] }] } as unknown as CatalogData),
+    { code: 'FST_SR_INVALID_CATALOG', message: 'fastify-schools-resources: InMemoryCatalog: categories[0].resources[0] must have a url (an address) or a file (a path in the files directory)' })
+})

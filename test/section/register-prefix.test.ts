@@ -5,6 +5,7 @@ import fastifyCookie from '@fastify/cookie'
 import fastifySession from '@fastify/session'
 import autoload from '@fastify/autoload'
 import schoolsResources, { anonymousShortCircuit, type FastifySchoolsResourcesOptions } from '../../lib/index.js'
+import { demoFiles } from '../../examples/demo-catalog.js'
 import { BASE_URL, CountingCatalog, SECRET, formToken, openLoginForm, sessionCookie, teacherOnly, TEACHER, withCookies } from '../helpers/app.js'
 
 // The section under a register prefix: `register(fn, { prefix })` around it, an autoload folder, its own
@@ -18,7 +19,7 @@ async function host (wrap: Wrap, plugin: Partial<FastifySchoolsResourcesOptions>
   await app.register(fastifyCookie)
   await extra?.(app)
   await app.register(fastifySession, { secret: SECRET, saveUninitialized: false, cookie: { secure: false } })
-  await wrap(app, { catalog: new CountingCatalog(), authenticate: teacherOnly, baseUrl: BASE_URL, ...plugin })
+  await wrap(app, { catalog: new CountingCatalog(), authenticate: teacherOnly, baseUrl: BASE_URL, files: demoFiles, ...plugin })
   await app.ready()
   t.teardown(() => app.close())
   return app

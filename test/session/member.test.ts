@@ -3,7 +3,7 @@ import Fastify from 'fastify'
 import fastifyCookie from '@fastify/cookie'
 import fastifySession from '@fastify/session'
 import schoolsResources, { InMemoryCatalog, type FastifySchoolsResourcesOptions } from '../../lib/index.js'
-import { demoCatalog } from '../../examples/demo-catalog.js'
+import { demoCatalog, demoFiles } from '../../examples/demo-catalog.js'
 import { buildTestApp, postLogin, SECRET, sessionCookie, TEACHER } from '../helpers/app.js'
 
 // As a host with its own login declares what it keeps in the session.
@@ -46,7 +46,7 @@ t.test('a session holding something else under sessionKey: a warning naming getM
       request.session.set('user', { id: 7, username: 'ada', displayName: 'Ada Teacher' })
       return 'ok'
     })
-    await app.register(schoolsResources, { catalog: new InMemoryCatalog(demoCatalog), signIn: false, sessionKey: 'user', ...plugin })
+    await app.register(schoolsResources, { catalog: new InMemoryCatalog(demoCatalog), files: demoFiles, signIn: false, sessionKey: 'user', ...plugin })
     t.teardown(() => app.close())
     const cookie = sessionCookie(await app.inject({ method: 'POST', url: '/login' }))!
     return { app, cookie, logs }

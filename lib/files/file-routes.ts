@@ -1,0 +1,164 @@
+import { constants } from 'node:fs'
+import { access, realpath, stat } from 'node:fs/promises'
+import { isAbsolute, join, relative, sep } from 'node:path'
+import fastifyStatic, { type SendOptions } from '@fastify/static'
+import { create as contentDisposition } from 'content-disposition'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { AnonymousRedirect, FileResource } from '../types.js'
+import { kAnonymousRedirect } from '../symbols.js'
+import { accessGuard, grantedAccess } from '../access/access-guard.js'
+import { isSlug, unsafeFilePath } from '../section/catalog.js'
+import { notFoundAnswer, type SectionDeps } from '../section/section-routes.js'
+
+/** What the category pages are built from, and the files directory. */
+export interface FileRoutesDeps extends Omit<SectionDeps, 'restrictedCategories'> {
+  /** The files directory's real path; undefined when the section has no files option. */
+  root: string | undefined
+}
+
+/** What a file address names: its category (whose audience decides) and, when there is one, the resource. */
+interface FileTarget {
+  title: string
+  audience?: readonly string[]
+  slug: string
+  resource: FileResource | undefined
+}
+
+// A member's copy only (private), and asked again each time (no-cache): access is checked on every
+// open, and a 304 on an unchanged file costs no body.
+const CACHE_CONTROL = 'private, no-cache'
+
+// Every option @fastify/send reads, set here, so that a host's own @fastify/static registration (whose
+// decorator is reused) changes none of them: ranges, validators and the type on; no index, no other
+// extensions tried, no Cache-Control of its own (ours above), every file name allowed.
+const SEND_OPTIONS: SendOptions = {
+  acceptRanges: true,
+  cacheControl: false,
+  contentType: true,
+  dotfiles: 'allow',
+  etag: true,
+  extensions: [],
+  immutable: false,
+  index: false,
+  lastModified: true,
+  maxAge: 0
+}
+
+/**
+ * `<slug>/<id>/<file name>`, each segment percent-decoded, or undefined for any other shape. `url` is
+ * the request's own (its last three segments, as sent) and `wildcard` what the router matched after
+ * `/files/`: decoded whole, so that a `%2F` in it would look like a segment boundary. When the two
+ * disagree, the address had fewer or more than three segments.
+ */
+export function fileAddress (url: string, wildcard: string): { slug: string, id: string, name: string } | undefined {
+  const query = url.indexOf('?')
+  const segments = (query === -1 ? url : url.slice(0, query)).split('/').slice(-3)
+  let parts: string[]
+  try {
+    parts = segments.map((segment) => decodeURIComponent(segment))
+  } catch {
+    // The router refuses such a path (400) before any route; kept so that no router change can make it a 500.
+    return undefined
+  }
+  if (parts.join('/') !== wildcard) return undefined
+  const [slug, id, name] = parts
+  return { slug, id, name }
+}
+
+function baseName (file: string): string {
+  return file.slice(file.lastIndexOf('/') + 1)
+}
+
+/**
+ * The protected files: `<prefix>/files/<category>/<resource id>/<file name>`, served with @fastify/static
+ * to members who may see the category. The address names the category so that its audience is known
+ * without a lookup by resource id; nothing from the address ever becomes a path: the file served is
+ * the one the catalog names for that resource, and only when its real path is inside the files
+ * directory.
+ */
+export async function fileRoutes (fastify: FastifyInstance, deps: FileRoutesDeps): Promise<void> {
+  const { catalog, memberOf, pages, paths, root } = deps
+  // serve: false: no routes of its own, only the reply decorators, in the section's context. A host
+  // that registered @fastify/static itself already has them here; SEND_OPTIONS and the root passed on
+  // each call make its settings irrelevant.
+  if (root !== undefined && !fastify.hasReplyDecorator('sendFile')) await fastify.register(fastifyStatic, { serve: false })
+
+  const notFound = notFoundAnswer({ memberOf, pages })
+  const warned = new Set<string>()
+
+  /** Says once per resource (until it is served again) why its file cannot be served, for the site owner. */
+  function warnOnce (request: FastifyRequest, slug: string, resource: FileResource, problem: string): void {
+    const key = `${slug}\0${resource.id}`
+    if (warned.has(key)) return
+    warned.add(key)
+    request.log.warn({ category: slug, resource: resource.id, file: resource.file },
+      `fastify-schools-resources: the file of resource "${resource.id}" (category "${slug}") ${problem}; members get the 404 page`)
+  }
+
+  /** The file's path inside the root (`/maths/sheet.pdf`), or why there is none to serve. */
+  async function onDisk (file: string): Promise<{ path: string } | { problem: string }> {
+    if (root === undefined) return { problem: 'cannot be served: the section has no files option' }
+    // A catalog of the host's own is not checked at start-up as InMemoryCatalog is.
+    const unsafe = unsafeFilePath(file)
+    if (unsafe !== undefined) return { problem: `path ${JSON.stringify(file)} is refused: it ${unsafe}` }
+    let real: string
+    try {
+      real = await realpath(join(root, file))
+      // The real path, symlinks followed, must stay inside the root's real path.
+      const inside = relative(root, real)
+      if (inside === '' || inside === '..' || inside.startsWith(`..${sep}`) || isAbsolute(inside)) {
+        return { problem: `${JSON.stringify(file)} leads outside the files directory (a symlink to ${real})` }
+      }
+      if (!(await stat(real)).isFile()) return { problem: `${JSON.stringify(file)} is not a file` }
+      // Unreadable (EACCES) would otherwise reach @fastify/send as a 500 that names the path.
+      await access(real, constants.R_OK)
+      return { path: `/${inside.split(sep).join('/')}` }
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code
+      return { problem: code === 'ENOENT' ? `${JSON.stringify(file)} is missing from ${root}` : `${JSON.stringify(file)} cannot be opened (${code})` }
+    }
+  }
+
+  async function findFile (request: FastifyRequest): Promise<FileTarget | undefined> {
+    const address = fileAddress(request.url, (request.params as { '*': string })['*'])
+    if (address === undefined || !isSlug(address.slug)) return undefined
+    const category = await catalog.getCategory(address.slug)
+    if (category === undefined) return undefined
+    // A member outside the audience gets the 403 for any address in the category, so that it cannot
+    // learn which resources exist; the resource is looked for here and missing ones answered after.
+    const resource = category.resources.find((r): r is FileResource => r.id === address.id && r.file !== undefined && baseName(r.file) === address.name)
+    return { title: category.title, audience: category.audience, slug: category.slug, resource }
+  }
+
+  async function download (request: FastifyRequest, reply: FastifyReply) {
+    const { target } = grantedAccess<FileTarget>(request)!
+    const { resource, slug } = target
+    if (resource === undefined) return notFound(request, reply)
+    const found = await onDisk(resource.file)
+    if ('problem' in found) {
+      warnOnce(request, slug, resource, found.problem)
+      return notFound(request, reply)
+    }
+    warned.delete(`${slug}\0${resource.id}`)
+    reply.header('cache-control', CACHE_CONTROL).header('content-disposition', contentDisposition(baseName(resource.file)))
+    return reply.sendFile(found.path, root!, SEND_OPTIONS)
+  }
+
+  const anonymous: AnonymousRedirect = { baseUrl: deps.baseUrl, loginPath: paths.login, indexPath: paths.index }
+  await fastify.register(async function schoolsResourcesFiles (files) {
+    // @fastify/static's own 404 (a file removed between the check above and its opening) gets the
+    // section's page too.
+    files.setNotFoundHandler(notFound)
+    // A wildcard, as for the category pages, so that every shape of address reaches the guard, and
+    // marked for the anonymous short-circuit in the same way.
+    files.get('/*', {
+      config: deps.sessionDecides ? { [kAnonymousRedirect]: anonymous } : {},
+      preHandler: accessGuard<FileTarget>({ memberOf, pages, ...anonymous }, findFile, notFound),
+      // A host's @fastify/static setHeaders runs after ours: on a file, the private Cache-Control is put back last.
+      onSend: function privateFile (_request, reply, payload, done) {
+        if (reply.hasHeader('content-disposition')) reply.header('cache-control', CACHE_CONTROL)
+        done(null, payload)
+      }
+    }, download)
+  }, { prefix: `${deps.prefix}/files` })
+}
