@@ -299,6 +299,15 @@ if (!existsSync(CHROMIUM)) {
     await page.getByLabel('Password').fill(PASSWORD)
     await Promise.all([page.waitForURL(`${base}${MATHS}`), page.getByRole('button', { name: 'Sign in' }).click()])
     await check('category')
+    // A category with a protected file (docs/files.md): its link is the section's download address, the
+    // other an address of its own; the page passes axe with no violation at all.
+    await page.goto(`${base}/schools/resources/resources/wellbeing/`)
+    t.same(await page.locator('.resource h3 a').evaluateAll((links) => links.map((a) => a.getAttribute('href'))), [
+      'https://www.example.org/files/wellbeing/online-safety.pdf',
+      '/schools/resources/files/wellbeing/wellbeing-feelings-check-in/feelings-check-in.png'
+    ], 'the file resource links the section\'s download address')
+    await axeCheck(t, page, 'category with a file link', true)
+    await screenshot(page, 'category-files')
     await page.goto(`${base}/schools/resources/resources/humanities/?subject=Geography&year=Year+5`)
     t.equal(await page.locator('.resource').count(), 1)
     await check('category, filtered')
