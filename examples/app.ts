@@ -10,13 +10,15 @@ import schoolsResources, {
 } from 'fastify-schools-resources'
 import { RedisAttemptStore, RedisSessionStore, redisRateLimitStore, type RedisCommandClient } from 'fastify-schools-resources/redis'
 import { demoCatalog, demoFiles } from './demo-catalog.js'
-import { demoDirectory } from './demo-member.js'
+import { demoDirectory, type DemoAccount } from './demo-member.js'
 
 export interface ExampleConfig {
   baseUrl?: string
   sessionSecret: string
   demoEmail: string
   demoPassword: string
+  /** The second demo member, a parent outside the staff audience; absent: the teacher only. */
+  demoParent?: DemoAccount
   /** Session cookie lifetime in milliseconds. */
   sessionMaxAge?: number
   logger?: FastifyServerOptions['logger']
@@ -56,7 +58,7 @@ export async function buildApp (config: ExampleConfig): Promise<FastifyInstance>
   // Node's headersTimeout must not exceed requestTimeout.
   app.server.headersTimeout = Math.min(app.server.headersTimeout, requestTimeout)
   const https = config.baseUrl?.startsWith('https:') === true
-  const { authenticate } = await demoDirectory(config.demoEmail, config.demoPassword)
+  const { authenticate } = await demoDirectory({ email: config.demoEmail, password: config.demoPassword }, config.demoParent)
 
   const redis = config.redis
   const prefix = redis?.prefix ?? 'schools-resources:'

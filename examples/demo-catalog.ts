@@ -59,6 +59,19 @@ export const demoCatalog: CatalogData = {
         { id: 'wellbeing-online-safety', title: 'Staying safe online', summary: 'Scenario cards and a class discussion plan on privacy, passwords and asking for help.', url: 'https://www.example.org/files/wellbeing/online-safety.pdf', subject: 'Health and physical education', yearLevels: ['Year 5', 'Year 6'], format: 'Lesson plan' },
         { id: 'wellbeing-feelings-check-in', title: 'Daily feelings check-in', summary: 'A visual check-in chart and routine for the start of each day.', file: 'wellbeing/feelings-check-in.png', subject: 'Health and physical education', yearLevels: ['Foundation', 'Year 1', 'Year 2'], format: 'Worksheet' }
       ]
+    },
+    {
+      // Staff only: other members see it marked on the index and get the 403 page if they open it.
+      slug: 'staff-room',
+      title: 'Staff room',
+      description: 'Planning templates, assessment moderation and school policies for teaching staff.',
+      audience: ['staff'],
+      resources: [
+        { id: 'staff-unit-planner', title: 'Unit planning template', summary: 'The whole-school template for a term unit: outcomes, sequence of lessons, assessment and differentiation.', url: 'https://www.example.org/files/staff/unit-planner.docx', subject: 'Planning', yearLevels: ['Whole school'], format: 'Template' },
+        { id: 'staff-moderation-writing', title: 'Writing moderation samples', summary: 'Annotated student work samples at, above and below the standard, for moderation meetings.', url: 'https://www.example.org/files/staff/writing-moderation.pdf', subject: 'English', yearLevels: ['Year 5', 'Year 6'], format: 'Assessment' },
+        { id: 'staff-reporting-guide', title: 'Semester reporting guide', summary: 'Timeline, comment guidelines and the grading scale for semester reports.', url: 'https://www.example.org/files/staff/reporting-guide.pdf', subject: 'Policy', yearLevels: ['Whole school'], format: 'Reading' },
+        { id: 'staff-excursion-risk', title: 'Excursion risk assessment', summary: 'The risk assessment form and checklist to complete before any excursion or camp.', url: 'https://www.example.org/files/staff/excursion-risk-assessment.docx', subject: 'Policy', yearLevels: ['Whole school'], format: 'Template' }
+      ]
     }
   ]
 }

@@ -31,19 +31,34 @@ export interface DemoMember extends Member {
   passwordHash: string
 }
 
+/** An account of the example's: who the member is, and the email and password to sign in with. */
+export interface DemoAccount {
+  email: string
+  password: string
+}
+
+/** The demo teacher is staff, so the staff-only category opens for them. */
+export const DEMO_TEACHER: Member = { id: 'demo-teacher', name: 'Demo Teacher', groups: ['staff'] }
+/** The demo parent is a member outside the staff audience: the staff-only category answers 403. */
+export const DEMO_PARENT: Member = { id: 'demo-parent', name: 'Demo Parent', groups: ['parents'] }
+
 /**
- * The example's one member and its authenticate(). An unknown email still costs one hash check, so
- * that the answer's timing does not tell which addresses have an account.
+ * The example's members (the teacher, and the parent when given) and their authenticate(). An unknown
+ * email still costs one hash check, so that the answer's timing does not tell which addresses have an
+ * account.
  */
-export async function demoDirectory (email: string, password: string) {
-  const member: DemoMember = { id: 'demo-teacher', name: 'Demo Teacher', email, passwordHash: await hashPassword(password) }
+export async function demoDirectory (teacher: DemoAccount, parent?: DemoAccount) {
+  const accounts: Array<[Member, DemoAccount]> = parent === undefined ? [[DEMO_TEACHER, teacher]] : [[DEMO_TEACHER, teacher], [DEMO_PARENT, parent]]
+  const members: DemoMember[] = await Promise.all(accounts.map(async ([member, { email, password }]) => ({ ...member, email, passwordHash: await hashPassword(password) })))
   const dummyHash = await hashPassword(randomBytes(16).toString('hex'))
 
   async function authenticate ({ email: given, password: attempt }: Credentials): Promise<Member | null> {
-    const found = given.toLowerCase() === member.email.toLowerCase() ? member : undefined
+    const found = members.find((m) => m.email.toLowerCase() === given.toLowerCase())
     const ok = await verifyPassword(attempt, found?.passwordHash ?? dummyHash)
-    return found !== undefined && ok ? { id: found.id, name: found.name, email: found.email } : null
+    if (found === undefined || !ok) return null
+    const { passwordHash: _hash, ...member } = found
+    return member
   }
 
-  return { member, authenticate }
+  return { members, authenticate }
 }

@@ -12,7 +12,7 @@ try {
   console.error(`Not starting: ${(err as Error).message}`)
   process.exit(1)
 }
-const { port, host, logLevel, demoEmail, demoPassword } = settings
+const { port, host, logLevel, demoEmail, demoPassword, demoParentEmail, demoParentPassword } = settings
 
 let sessionSecret = settings.sessionSecret
 if (sessionSecret === undefined) {
@@ -46,6 +46,7 @@ async function main (): Promise<void> {
     sessionSecret: sessionSecret!,
     demoEmail,
     demoPassword,
+    demoParent: { email: demoParentEmail, password: demoParentPassword },
     logger: { level: logLevel },
     trustProxy: settings.trustProxy,
     requestTimeoutMs: settings.requestTimeoutMs,
@@ -106,7 +107,7 @@ async function main (): Promise<void> {
     })
   }
   const address = await app.listen({ port, host })
-  const where = `Resources section: ${address}/schools/resources/ (sign in as ${demoEmail})` +
+  const where = `Resources section: ${address}/schools/resources/ (sign in as ${demoEmail}, staff, or ${demoParentEmail}, not staff)` +
     (redisUrl === undefined ? '; sessions in memory (set REDIS_URL to share them between instances)' : `; sessions in Redis at ${redact(redisUrl)}`)
   // Always said, whatever LOG_LEVEL hides: with PORT=0 this is the only place the port is told.
   if (['info', 'debug', 'trace'].includes(logLevel)) app.log.info(where)

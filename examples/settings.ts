@@ -13,6 +13,8 @@ export interface ExampleSettings {
   sessionSecret: string | undefined
   demoEmail: string
   demoPassword: string
+  demoParentEmail: string
+  demoParentPassword: string
   redisUrl: string | undefined
   redisPrefix: string | undefined
   redisTimeoutMs: number
@@ -77,6 +79,13 @@ export function readSettings (env: Env): ExampleSettings {
     throw new SettingError('SESSION_SECRET', 'must be at least 32 characters (for example: openssl rand -base64 32)', `${sessionSecret.length} characters`)
   }
 
+  // The two demo members must be told apart at sign-in (emails compare without case).
+  const demoEmail = read(env, 'DEMO_EMAIL') ?? 'teacher@example.org'
+  const demoParentEmail = read(env, 'DEMO_PARENT_EMAIL') ?? 'parent@example.org'
+  if (demoParentEmail.toLowerCase() === demoEmail.toLowerCase()) {
+    throw new SettingError('DEMO_PARENT_EMAIL', 'must differ from DEMO_EMAIL (the teacher\'s)', demoParentEmail)
+  }
+
   const redisUrl = read(env, 'REDIS_URL')
   if (redisUrl !== undefined && (!URL.canParse(redisUrl) || !/^rediss?:$/.test(new URL(redisUrl).protocol))) {
     throw new SettingError('REDIS_URL', 'must be a redis:// or rediss:// URL, such as redis://127.0.0.1:6379', redacted(redisUrl))
@@ -88,8 +97,10 @@ export function readSettings (env: Env): ExampleSettings {
     logLevel: logLevel as ExampleSettings['logLevel'],
     baseUrl,
     sessionSecret,
-    demoEmail: read(env, 'DEMO_EMAIL') ?? 'teacher@example.org',
+    demoEmail,
     demoPassword: read(env, 'DEMO_PASSWORD') ?? 'correct horse battery staple',
+    demoParentEmail,
+    demoParentPassword: read(env, 'DEMO_PARENT_PASSWORD') ?? 'parents evening in the hall',
     redisUrl,
     redisPrefix: read(env, 'REDIS_PREFIX'),
     redisTimeoutMs: wholeNumber(env, 'REDIS_TIMEOUT_MS', 2000, 1, 2 ** 31 - 1, 'must be a positive whole number of milliseconds, such as 2000'),

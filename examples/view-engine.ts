@@ -23,7 +23,7 @@ export interface ViewEngineConfig {
 
 export async function buildViewEngineApp (config: ViewEngineConfig): Promise<FastifyInstance> {
   const app = Fastify()
-  const { authenticate } = await demoDirectory(config.demoEmail, config.demoPassword)
+  const { authenticate } = await demoDirectory({ email: config.demoEmail, password: config.demoPassword })
   await app.register(fastifyCookie)
   await app.register(fastifySession, {
     secret: config.sessionSecret,

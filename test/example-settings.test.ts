@@ -20,13 +20,22 @@ t.test('every bad setting names its variable, what it must be, and what was give
     [{ BASE_URL: 'https://www.example.org/school' }, /^BASE_URL must be/],
     [{ SESSION_SECRET: 'too-short' }, /^SESSION_SECRET must be at least 32 characters .*; got "9 characters"/],
     [{ REDIS_TIMEOUT_MS: '2s' }, /^REDIS_TIMEOUT_MS must be a positive whole number of milliseconds, such as 2000; got "2s"/],
-    [{ REDIS_CONNECT_TIMEOUT_MS: '0' }, /^REDIS_CONNECT_TIMEOUT_MS must be/]
+    [{ REDIS_CONNECT_TIMEOUT_MS: '0' }, /^REDIS_CONNECT_TIMEOUT_MS must be/],
+    [{ DEMO_PARENT_EMAIL: 'Teacher@Example.org' }, /^DEMO_PARENT_EMAIL must differ from DEMO_EMAIL \(the teacher's\); got "Teacher@Example\.org"/],
+    [{ DEMO_EMAIL: 'me@school.test', DEMO_PARENT_EMAIL: 'me@school.test' }, /^DEMO_PARENT_EMAIL must differ/]
   ]
   for (const [env, message] of cases) {
     t.throws(() => readSettings(env), { name: 'SettingError', message }, JSON.stringify(env))
   }
   t.notMatch(JSON.stringify(cases.map(([env]) => { try { readSettings(env) } catch (err) { return (err as Error).message } return '' })), 'secret@', 'no password in a message')
   t.match(readSettings({}), { port: 3000, host: '127.0.0.1', logLevel: 'info', redisTimeoutMs: 2000, redisConnectTimeoutMs: 10000 })
+  t.match(readSettings({}), {
+    demoEmail: 'teacher@example.org',
+    demoPassword: 'correct horse battery staple',
+    demoParentEmail: 'parent@example.org',
+    demoParentPassword: 'parents evening in the hall'
+  }, 'the demo members\' defaults (docs/example-server.md)')
+  t.match(readSettings({ DEMO_PARENT_EMAIL: 'carer@school.test', DEMO_PARENT_PASSWORD: 'another one' }), { demoParentEmail: 'carer@school.test', demoParentPassword: 'another one' })
   t.match(readSettings({ PORT: '0', BASE_URL: 'https://www.example.org/', REDIS_URL: 'rediss://:pw@redis.internal:6380', LOG_LEVEL: 'warn' }),
     { port: 0, baseUrl: 'https://www.example.org/', redisUrl: 'rediss://:pw@redis.internal:6380', logLevel: 'warn' })
 })
@@ -62,6 +71,7 @@ t.test('PORT=0 LOG_LEVEL=warn still prints where it listens, and that address se
   t.teardown(() => { child.kill('SIGKILL') })
   const address = /Resources section: (http:\/\/127\.0\.0\.1:\d+)\//.exec(stdout())![1]
   t.notMatch(address, /:0$/, 'the port it took, not 0')
+  t.match(stdout(), '(sign in as teacher@example.org, staff, or parent@example.org, not staff)', 'both demo members are named')
   t.equal((await fetch(`${address}/schools/resources/`)).status, 200)
   child.kill('SIGTERM')
   await exited

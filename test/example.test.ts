@@ -49,6 +49,38 @@ t.test('the example app: the whole journey with the demo member', async (t) => {
   t.equal(home.headers.location, '/schools/resources/')
 })
 
+t.test('the example app: the demo parent is refused the staff room and sees it marked; the demo teacher (staff) opens it', async (t) => {
+  const parent = { email: 'parent@example.org', password: 'parents evening in the hall' }
+  const app = await buildApp({ ...config, demoParent: parent })
+  t.teardown(() => app.close())
+  const staffRoom = '/schools/resources/resources/staff-room/'
+  const signedIn = async (email: string, password: string) => {
+    const res = await postLogin(app, { email, password })
+    t.equal(res.statusCode, 303, `${email} signs in`)
+    return `sessionId=${res.cookies.find((c) => c.name === 'sessionId')!.value}`
+  }
+  t.equal((await postLogin(app, { email: parent.email, password: config.demoPassword })).statusCode, 401, 'each member has a password of its own')
+
+  const asParent = await signedIn(parent.email, parent.password)
+  const refused = await app.inject({ url: staffRoom, headers: { cookie: asParent } })
+  t.equal(refused.statusCode, 403)
+  t.match(refused.body, "<h1>You don't have access to Staff room</h1>")
+  t.match(refused.body, 'Signed in as <strong>Demo Parent</strong>')
+  const index = await app.inject({ url: '/schools/resources/', headers: { cookie: asParent, accept: 'application/json' } })
+  t.same(index.json().categories.filter((c: { locked: boolean }) => c.locked).map((c: { slug: string }) => c.slug), ['staff-room'], 'only the staff room is locked for the parent')
+  t.equal((await app.inject({ url: '/schools/resources/resources/maths/', headers: { cookie: asParent } })).statusCode, 200, 'the other categories open')
+
+  const asTeacher = await signedIn(config.demoEmail, config.demoPassword)
+  const staff = await app.inject({ url: staffRoom, headers: { cookie: asTeacher } })
+  t.equal(staff.statusCode, 200)
+  t.match(staff.body, '<h1>Staff room</h1>')
+  t.match(staff.body, 'Unit planning template')
+
+  const teacherOnly = await buildApp(config)
+  t.teardown(() => teacherOnly.close())
+  t.equal((await postLogin(teacherOnly, parent)).statusCode, 401, 'without demoParent there is no parent account')
+})
+
 t.test('the example server as npm start runs it: env settings, the first redirect conflict logged in full and the rest counted, clean shutdown', async (t) => {
   const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', HOST: '127.0.0.1', BASE_URL: 'https://school.test', LOG_LEVEL: 'info' }
   delete env.SESSION_SECRET

@@ -112,6 +112,19 @@ h3 { font-size: 1.1875rem; line-height: 1.3; margin: 0 0 0.35rem; }
 }
 .categories h2 { font-size: 1.25rem; margin: 0 0 0.35rem; }
 .categories p, .resources p { margin: 0 0 0.5rem; }
+/*
+ * A category the member cannot open: still a link (to the 403 page), set apart by a dashed, shaded card
+ * and, for those who cannot see that, by the note in words the link is described by.
+ */
+.categories > li.locked { background: var(--sr-band); border-style: dashed; border-color: var(--sr-muted); }
+.categories .access-note {
+  margin: 0.5rem 0 0;
+  padding-left: 0.6rem;
+  border-left: 4px solid var(--sr-muted);
+  color: var(--sr-muted);
+  font-size: 0.9375rem;
+  font-weight: 600;
+}
 .resource-meta { display: grid; grid-template-columns: max-content 1fr; gap: 0.15rem 0.75rem; margin: 0.5rem 0 0; font-size: 0.9375rem; }
 .resource-meta dt { font-weight: 600; color: var(--sr-muted); }
 .resource-meta dd { margin: 0; }
@@ -158,6 +171,17 @@ button:hover { background: var(--sr-accent-dark); border-color: var(--sr-accent-
 .login form p { margin: 0 0 1rem; }
 .login label { display: block; font-weight: 600; margin-bottom: 0.25rem; }
 .hint { color: var(--sr-muted); font-size: 0.9375rem; }
+/* The 403 page's way out: the same panel as the filters. */
+.switch-account {
+  max-width: 42rem;
+  margin: 1.25rem 0 1.5rem;
+  padding: 1rem 1.125rem;
+  background: var(--sr-band);
+  border: 1px solid var(--sr-line);
+  border-radius: var(--sr-radius);
+}
+.switch-account p { margin: 0 0 0.75rem; }
+.switch-account p:last-child { margin-bottom: 0; }
 .error {
   border-left: 5px solid var(--sr-error);
   background: var(--sr-error-bg);

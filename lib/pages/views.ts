@@ -281,7 +281,7 @@ function forbidden (data: ForbiddenViewData, ctx: PageContext): Page {
     body: html`<h1>You don't have access to ${data.title}</h1>
 <p class="lead">This page is only for some members of the school community.${who}</p>
 ${ctx.signIn
-  ? html`<form method="post" action="${ctx.paths.logout}">${csrfField(ctx.csrfToken)}<input type="hidden" name="BackURL" value="${data.backUrl}">
+  ? html`<form method="post" action="${ctx.paths.logout}" class="switch-account">${csrfField(ctx.csrfToken)}<input type="hidden" name="BackURL" value="${data.backUrl}">
 <p>If you have another account that may see it, sign in with that one and you will come straight back.</p>
 <p><button type="submit">Sign in as someone else</button></p>
 </form>`

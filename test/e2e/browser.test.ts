@@ -5,7 +5,7 @@ import t, { type Test } from 'tap'
 import { once } from 'node:events'
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { resolve } from 'node:path'
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
+import { chromium, type Browser, type Page } from 'playwright-core'
 import { AxeBuilder } from '@axe-core/playwright'
 import { EXAMPLE_SERVER, startExampleServer, type ExampleServer } from '../helpers/example-server.js'
 
@@ -19,6 +19,11 @@ const SERVER = EXAMPLE_SERVER
 const EMAIL = 'teacher@example.org'
 const PASSWORD = 'correct horse battery staple'
 const MATHS = '/schools/resources/resources/maths/'
+// The example's second demo member, a parent: not staff, so the staff-only category is closed to them.
+const PARENT_EMAIL = 'parent@example.org'
+const PARENT_PASSWORD = 'parents evening in the hall'
+const STAFF_ROOM = '/schools/resources/resources/staff-room/'
+const INDEX = '/schools/resources/'
 const LOGIN_FOR_MATHS = '/Security/login?BackURL=%2Fschools%2Fresources%2Fresources%2Fmaths%2F'
 
 const CHROMIUM_ARGS = [
@@ -79,18 +84,37 @@ if (!existsSync(CHROMIUM)) {
     if (axeResults.length > 0) writeFileSync(resolve(ARTIFACTS, 'axe-report.json'), JSON.stringify(axeResults, null, 2) + '\n')
   })
 
-  async function newContext (options: { javaScriptEnabled: boolean }): Promise<BrowserContext> {
+  /** A page in a browser context of its own (its own cookies), closed when the test `t` ends. */
+  async function newPage (t: Test, options: { javaScriptEnabled: boolean }): Promise<Page> {
     const context = await browser!.newContext({
       javaScriptEnabled: options.javaScriptEnabled,
       viewport: { width: 1024, height: 768 },
       locale: 'en-AU'
     })
     context.setDefaultTimeout(15_000)
-    return context
+    t.teardown(() => context.close())
+    return context.newPage()
   }
 
   async function screenshot (page: Page, name: string, fullPage = true): Promise<void> {
     await page.screenshot({ path: resolve(SCREENSHOTS, `${name}.png`), fullPage })
+  }
+
+  /**
+   * The accessible description Chromium computes for the first element matching `selector` (from its
+   * accessibility tree, over the DevTools protocol): what a screen reader announces after the name.
+   */
+  async function accessibleDescription (page: Page, selector: string): Promise<string> {
+    const cdp = await page.context().newCDPSession(page)
+    try {
+      const { root } = await cdp.send('DOM.getDocument', { depth: 0 })
+      const { nodeId } = await cdp.send('DOM.querySelector', { nodeId: root.nodeId, selector })
+      if (nodeId === 0) throw new Error(`no element matches ${selector}`)
+      const { nodes } = await cdp.send('Accessibility.getPartialAXTree', { nodeId, fetchRelatives: false })
+      return String(nodes[0]?.description?.value ?? '')
+    } finally {
+      await cdp.detach()
+    }
   }
 
   /** The part of the URL after the origin, as the address bar shows it. */
@@ -98,8 +122,11 @@ if (!existsSync(CHROMIUM)) {
     return page.url().slice(base.length)
   }
 
-  /** Runs axe-core on the page, records the affected elements by impact, and fails on serious or critical findings. */
-  async function axeCheck (t: Test, page: Page, name: string): Promise<void> {
+  /**
+   * Runs axe-core on the page, records the affected elements by impact, and fails on serious or critical
+   * findings; with `strict`, on any finding at all (the pages built with this rule in place).
+   */
+  async function axeCheck (t: Test, page: Page, name: string, strict = false): Promise<void> {
     const results = await new AxeBuilder({ page }).analyze()
     const counts = { critical: 0, serious: 0, moderate: 0, minor: 0 }
     for (const v of results.violations) counts[(v.impact ?? 'minor') as keyof typeof counts] += v.nodes.length
@@ -113,15 +140,14 @@ if (!existsSync(CHROMIUM)) {
     axeResults.push(summary)
     t.comment(`axe ${name} (${summary.url}): critical ${counts.critical}, serious ${counts.serious}, moderate ${counts.moderate}, minor ${counts.minor}; ${summary.passes} rules passed`)
     const serious = results.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    t.same(serious.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join(', ')})`), [], `${name}: no serious or critical violations`)
+    const failing = strict ? results.violations : serious
+    t.same(failing.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join(', ')})`), [], `${name}: no ${strict ? '' : 'serious or critical '}violations`)
     t.ok(summary.passes > 10, `${name}: axe really ran`)
   }
 
   t.test('the journey without JavaScript: category → login → wrong password → sign in → filter → sign out', async (t) => {
     // JavaScript off: the pages must work as plain HTML forms and links.
-    const context = await newContext({ javaScriptEnabled: false })
-    t.teardown(() => context.close())
-    const page = await context.newPage()
+    const page = await newPage(t, { javaScriptEnabled: false })
 
     await t.test('1. a category page opened signed out ends on the login page with its BackURL', async (t) => {
       const res = await page.goto(`${base}${MATHS}`)
@@ -200,9 +226,7 @@ if (!existsSync(CHROMIUM)) {
   })
 
   t.test('accessibility: axe-core finds no serious or critical violations on any page', async (t) => {
-    const context = await newContext({ javaScriptEnabled: true })
-    t.teardown(() => context.close())
-    const page = await context.newPage()
+    const page = await newPage(t, { javaScriptEnabled: true })
     // The plugin sends a strict Content-Security-Policy with its pages: any inline style or script in them
     // would be refused and show up as a console error below. Every document must carry it.
     const withoutPolicy: string[] = []
@@ -236,7 +260,7 @@ if (!existsSync(CHROMIUM)) {
     const check = (name: string) => axeCheck(t, page, name)
 
     // The check can fail: a page with an unlabelled field and no language is flagged.
-    const control = await context.newPage()
+    const control = await page.context().newPage()
     await control.setContent('<!doctype html><html><head><title>x</title></head><body><main><input type="text"></main></body></html>')
     const flagged = (await new AxeBuilder({ page: control }).analyze()).violations.map((v) => `${v.id}:${v.impact}`)
     t.ok(flagged.includes('label:critical') && flagged.includes('html-has-lang:serious'), `axe flags a broken page (${flagged.join(', ')})`)
@@ -275,6 +299,15 @@ if (!existsSync(CHROMIUM)) {
     await page.getByLabel('Password').fill(PASSWORD)
     await Promise.all([page.waitForURL(`${base}${MATHS}`), page.getByRole('button', { name: 'Sign in' }).click()])
     await check('category')
+    // A category with a protected file (docs/files.md): its link is the section's download address, the
+    // other an address of its own; the page passes axe with no violation at all.
+    await page.goto(`${base}/schools/resources/resources/wellbeing/`)
+    t.same(await page.locator('.resource h3 a').evaluateAll((links) => links.map((a) => a.getAttribute('href'))), [
+      'https://www.example.org/files/wellbeing/online-safety.pdf',
+      '/schools/resources/files/wellbeing/wellbeing-feelings-check-in/feelings-check-in.png'
+    ], 'the file resource links the section\'s download address')
+    await axeCheck(t, page, 'category with a file link', true)
+    await screenshot(page, 'category-files')
     await page.goto(`${base}/schools/resources/resources/humanities/?subject=Geography&year=Year+5`)
     t.equal(await page.locator('.resource').count(), 1)
     await check('category, filtered')
@@ -303,10 +336,121 @@ if (!existsSync(CHROMIUM)) {
     t.same(withoutPolicy, [], 'every page came with the strict Content-Security-Policy')
   })
 
+  t.test('audiences: a parent opens the staff room from the index, gets the 403 page, and signs in as the teacher from it by keyboard', async (t) => {
+    // JavaScript off: the refusal and the way out of it are plain HTML links and forms.
+    const page = await newPage(t, { javaScriptEnabled: false })
+
+    await t.test('1. signed in as the parent, the index marks the staff room in words tied to its link', async (t) => {
+      await page.goto(`${base}/Security/login`)
+      await page.getByLabel('Email').fill(PARENT_EMAIL)
+      await page.getByLabel('Password').fill(PARENT_PASSWORD)
+      await Promise.all([page.waitForURL(`${base}${INDEX}`), page.getByRole('button', { name: 'Sign in' }).click()])
+      t.equal((await page.locator('.signed-in').textContent())?.trim(), 'Signed in as Demo Parent')
+      t.same(await page.locator('.categories li.locked h2').allTextContents(), ['Staff room'], 'only the staff room is marked')
+      const link = page.getByRole('link', { name: 'Staff room', exact: true })
+      const described = await link.getAttribute('aria-describedby')
+      t.equal(described, 'locked-staff-room')
+      const note = page.locator(`#${described}`)
+      t.equal(await note.textContent(), 'You don\'t have access to this category.')
+      t.ok(await note.isVisible(), 'the mark is shown as text, not only as a colour')
+      t.equal(await accessibleDescription(page, 'a[aria-describedby="locked-staff-room"]'), 'You don\'t have access to this category.', 'Chromium\'s accessibility tree gives the link the note as its description')
+      t.equal(await accessibleDescription(page, `a[href="${MATHS}"]`), '', 'an open category has none')
+      await screenshot(page, 'index-locked')
+    })
+
+    await t.test('2. the marked link leads to the 403 page naming the category', async (t) => {
+      const [res] = await Promise.all([page.waitForResponse(`${base}${STAFF_ROOM}`), page.getByRole('link', { name: 'Staff room', exact: true }).click()])
+      t.equal(res.status(), 403)
+      await page.waitForLoadState()
+      t.equal(address(page), STAFF_ROOM, 'the address stays the one refused')
+      t.equal(await page.title(), 'You don\'t have access to Staff room | Riverside School')
+      t.equal(await page.locator('h1').textContent(), 'You don\'t have access to Staff room')
+      t.match(await page.locator('main').textContent(), 'You are signed in as Demo Parent.')
+      t.equal(await page.locator('.resource').count(), 0, 'none of its resources are shown')
+      await screenshot(page, 'forbidden')
+    })
+
+    await t.test('3. "Sign in as someone else" is reached and pressed by keyboard; it signs out and asks for sign-in with the refused page as BackURL', async (t) => {
+      const focused: string[] = []
+      for (let i = 0; i < 10 && focused.at(-1) !== 'Sign in as someone else'; i++) {
+        await page.keyboard.press('Tab')
+        focused.push(await page.evaluate('document.activeElement.textContent.trim()') as string)
+      }
+      t.same(focused, ['Skip to content', 'Riverside School', 'Sign out', 'Sign in as someone else'], 'the fourth Tab reaches the button, after the header')
+      const outline = await page.evaluate('getComputedStyle(document.activeElement).outlineStyle')
+      t.equal(outline, 'solid', 'with a visible focus outline')
+      const [out] = await Promise.all([page.waitForResponse((r) => r.request().method() === 'POST'), page.keyboard.press('Enter')])
+      t.equal(out.status(), 303)
+      t.equal(out.url(), `${base}/Security/logout`)
+      await page.waitForURL(`${base}/Security/login?**`)
+      t.equal(address(page), `/Security/login?BackURL=${encodeURIComponent(STAFF_ROOM)}`)
+      t.equal(await page.locator('input[name="BackURL"]').inputValue(), STAFF_ROOM, 'the form carries the refused page')
+      t.equal(await page.getByRole('link', { name: 'Sign in' }).count(), 1, 'signed out: the header offers sign-in')
+    })
+
+    await t.test('4. signing in as the teacher (staff) lands on the staff room', async (t) => {
+      await page.getByLabel('Email').fill(EMAIL)
+      await page.getByLabel('Password').fill(PASSWORD)
+      await page.getByLabel('Password').press('Enter')
+      await page.waitForURL(`${base}${STAFF_ROOM}`)
+      t.equal(address(page), STAFF_ROOM)
+      t.equal(await page.locator('h1').textContent(), 'Staff room')
+      t.equal((await page.locator('.signed-in').textContent())?.trim(), 'Signed in as Demo Teacher')
+      t.same(await page.locator('.resource h3').allTextContents(), [
+        'Unit planning template', 'Writing moderation samples', 'Semester reporting guide', 'Excursion risk assessment'
+      ])
+      await page.goto(`${base}${INDEX}`)
+      t.equal(await page.locator('.categories li.locked').count(), 0, 'nothing is marked for staff')
+    })
+  })
+
+  t.test('accessibility of the audience pages: no axe violations at all on the marked index and the 403 page, on a desktop and a phone', async (t) => {
+    const page = await newPage(t, { javaScriptEnabled: true })
+    const consoleErrors: string[] = []
+    page.on('console', (m) => {
+      // Chromium logs the 403 document itself as a failed resource; anything else is ours to fix.
+      if (m.type() === 'error' && !/^Failed to load resource: the server responded with a status of 403/.test(m.text())) consoleErrors.push(m.text())
+    })
+    await page.goto(`${base}/Security/login`)
+    await page.getByLabel('Email').fill(PARENT_EMAIL)
+    await page.getByLabel('Password').fill(PARENT_PASSWORD)
+    await Promise.all([page.waitForURL(`${base}${INDEX}`), page.getByRole('button', { name: 'Sign in' }).click()])
+
+    for (const [width, height, where] of [[1024, 768, ''], [390, 844, ', phone']] as const) {
+      await page.setViewportSize({ width, height })
+      await page.goto(`${base}${INDEX}`)
+      t.equal(await page.locator('.categories li.locked').count(), 1)
+      await axeCheck(t, page, `index with a locked category${where}`, true)
+      t.ok(await page.evaluate('document.documentElement.scrollWidth <= window.innerWidth'), `index${where}: no horizontal scroll`)
+      const res = await page.goto(`${base}${STAFF_ROOM}`)
+      t.equal(res!.status(), 403)
+      await axeCheck(t, page, `403 page${where}`, true)
+      t.ok(await page.evaluate('document.documentElement.scrollWidth <= window.innerWidth'), `403 page${where}: no horizontal scroll`)
+    }
+    await screenshot(page, 'forbidden-phone')
+    // The mark's own look, as the stylesheet sets it: text in the muted colour on the shaded card.
+    await page.goto(`${base}${INDEX}`)
+    const look = await page.evaluate(`(() => {
+      const note = getComputedStyle(document.querySelector('.access-note'))
+      const card = getComputedStyle(document.querySelector('.categories li.locked'))
+      return { color: note.color, weight: note.fontWeight, card: card.backgroundColor, border: card.borderTopStyle }
+    })()`)
+    t.same(look, { color: 'rgb(74, 85, 96)', weight: '600', card: 'rgb(243, 245, 247)', border: 'dashed' }, 'the locked card is styled by the stylesheet')
+    // axe really measured the contrast of the new parts: the note on its shaded card, and the 403 page's panel.
+    const contrast = async (selector: string) => {
+      const r = await new AxeBuilder({ page }).include(selector).withRules(['color-contrast']).analyze()
+      return { passed: r.passes.flatMap((p) => p.nodes).length, failed: r.violations.length }
+    }
+    const note = await contrast('.categories li.locked')
+    t.ok(note.passed >= 3 && note.failed === 0, `the locked card's link, description and note pass color-contrast (${note.passed} elements)`)
+    await page.goto(`${base}${STAFF_ROOM}`)
+    const panel = await contrast('.switch-account')
+    t.ok(panel.passed >= 2 && panel.failed === 0, `the 403 page's panel text and button pass color-contrast (${panel.passed} elements)`)
+    t.same(consoleErrors, [], 'no console errors (a CSP refusal included)')
+  })
+
   t.test('lockout: the tenth wrong password for an address shows when to try again', async (t) => {
-    const context = await newContext({ javaScriptEnabled: true })
-    t.teardown(() => context.close())
-    const page = await context.newPage()
+    const page = await newPage(t, { javaScriptEnabled: true })
     // An address of its own, so the demo member stays usable; the example keeps the default of 10.
     const email = 'locked.out@example.org'
     await page.goto(`${base}/Security/login`)

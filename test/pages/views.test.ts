@@ -12,16 +12,18 @@ t.test('the section index lists every category with its link, for everyone', asy
     t.equal(res.headers.vary, 'Accept')
     t.match(res.body, /^<!doctype html>\n<html lang="en">/)
     t.match(res.body, '<title>Resources | Schools resources</title>')
-    for (const slug of ['maths', 'english', 'science', 'humanities', 'wellbeing']) {
+    for (const slug of ['maths', 'english', 'science', 'humanities', 'wellbeing', 'staff-room']) {
       t.match(res.body, `<a href="/schools/resources/resources/${slug}/">`)
     }
     t.match(res.body, 'Members sign in to open a category.')
+    t.notMatch(res.body, 'class="locked"', 'a visitor is asked to sign in, not told what is restricted')
     t.match(res.body, '<a href="/Security/login">Sign in</a>')
   }
   t.equal(store.sessions.size, 0, 'browsing the index stores no session')
   const json = await app.inject({ url: '/schools/resources/', headers: { accept: 'application/json' } })
   const body = json.json()
-  t.equal(body.categories.length, 5)
+  t.equal(body.categories.length, 6)
+  t.same(body.categories.map((c: { locked: boolean }) => c.locked), Array(6).fill(false), 'nothing is marked for a visitor, the staff room included')
   t.same(body.categories[0], { slug: 'maths', title: 'Mathematics', description: 'Number, algebra, measurement, geometry and statistics from Foundation to Year 10.', url: '/schools/resources/resources/maths/', locked: false })
   const browser = await app.inject({ url: '/schools/resources/', headers: { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' } })
   t.match(browser.headers['content-type'], /text\/html/)

@@ -32,7 +32,7 @@ function post (origin: string, agent: Agent, cookie: string, body: string): Prom
 }
 
 async function burst (t: Test, store: AttemptStore | undefined) {
-  const real = (await demoDirectory(TEACHER.email, TEACHER.password)).authenticate
+  const real = (await demoDirectory(TEACHER)).authenticate
   let checked = 0
   const authenticate = async (credentials: Credentials) => {
     checked++
