@@ -178,6 +178,7 @@ function resourceItem (r: Resource, slug: string, ctx: PageContext): SafeHtml {
 <dt>Subject</dt><dd>${r.subject}</dd>
 <dt>Year levels</dt><dd>${r.yearLevels.join(', ')}</dd>
 <dt>Format</dt><dd>${r.format}</dd>
+${r.file === undefined ? '' : html`<dt>Download</dt><dd>${r.file.slice(r.file.lastIndexOf('/') + 1)}</dd>`}
 </dl>
 </li>`
 }

@@ -100,7 +100,9 @@ t.test('a category page lists title, summary, subject, year levels and format, w
   const res = await app.inject({ url: MATHS, headers: { cookie } })
   t.equal(res.statusCode, 200)
   t.match(res.body, '<h3><a href="https://www.example.org/files/maths/linear-equations.pptx">Solving linear equations</a></h3>\n<p>Five lessons that move from balance models to solving two-step equations.</p>')
-  t.match(res.body, '<dt>Subject</dt><dd>Mathematics</dd>\n<dt>Year levels</dt><dd>Year 7, Year 8</dd>\n<dt>Format</dt><dd>Slides</dd>')
+  t.match(res.body, '<dt>Subject</dt><dd>Mathematics</dd>\n<dt>Year levels</dt><dd>Year 7, Year 8</dd>\n<dt>Format</dt><dd>Slides</dd>\n\n</dl>', 'a link elsewhere: no download line')
+  // A file the site holds says it is a download, and which file.
+  t.match(res.body, '<dt>Format</dt><dd>Worksheet</dd>\n<dt>Download</dt><dd>fraction-wall.pdf</dd>\n</dl>')
   t.match(res.body, `<form class="filters" method="get" action="${MATHS}">`)
   t.match(res.body, '<label for="filter-subject">Subject</label>\n<select id="filter-subject" name="subject"><option value="">All subjects</option><option>Mathematics</option></select>')
   t.match(res.body, '<label for="filter-year">Year level</label>\n<select id="filter-year" name="year"><option value="">All year levels</option><option>Year 3</option><option>Year 4</option><option>Year 5</option>')
