@@ -11,6 +11,7 @@ import { stylesheetPolicy, stylesheetRoute } from './pages/stylesheet.js'
 import { registerSecurityHeaders } from './pages/security-headers.js'
 import { storeErrorHandler } from './pages/unavailable.js'
 import { sectionRoutes } from './section/section-routes.js'
+import { guardHostRoutes } from './access/members-only.js'
 import { fileRoutes } from './files/file-routes.js'
 import { servesSignIn, signInRoutes } from './sign-in/sign-in-routes.js'
 import { Lockout } from './sign-in/lockout.js'
@@ -25,6 +26,9 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
   // `register(fn, { prefix })`, an autoload folder) moves its routes, so every link goes under it too.
   const mount = mountPoint(fastify.prefix)
   const paths = sectionPaths(opts, mount)
+  const memberOf = memberLookup(opts.getMember, opts.sessionKey)
+  const stylesheet = opts.stylesheet.servePath === undefined ? opts.stylesheet : { ...opts.stylesheet, href: `${mount}${opts.stylesheet.href}` }
+  const pages = new PageRenderer(resolveViews(opts.views), { ...opts, stylesheet }, paths)
   await fastify.register(redirectOnce, { baseUrl: opts.baseUrl, conflictLog: opts.conflictLog })
 
   // Store failures (Redis down or slow) on our routes become a clear 503, in a context of its own around
@@ -34,15 +38,15 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
     await outer.register(schoolsResourcesSection)
   })
 
+  // The host's members-only routes (config.membersOnly, fastify.membersOnly()) in this context and below.
+  guardHostRoutes(fastify, { memberOf, pages, baseUrl: opts.baseUrl, loginPath: paths.login, indexPath: paths.index, sessionDecides: opts.getMember === undefined })
+
   // Routes live in their own context so the form parser, CSRF, rate limit and security headers stay
   // ours and do not leak into the host.
   async function schoolsResourcesSection (section: FastifyInstance) {
     if (!section.hasContentTypeParser(FORM)) await section.register(formbody)
     // The default policy, plus the origin of a host stylesheet on another site; the host's helmet options still win.
     await registerSecurityHeaders(section, opts.helmet === false ? false : { contentSecurityPolicy: stylesheetPolicy(opts.stylesheet), ...opts.helmet })
-    const memberOf = memberLookup(opts.getMember, opts.sessionKey)
-    const stylesheet = opts.stylesheet.servePath === undefined ? opts.stylesheet : { ...opts.stylesheet, href: `${mount}${opts.stylesheet.href}` }
-    const pages = new PageRenderer(resolveViews(opts.views), { ...opts, stylesheet }, paths)
     if (opts.stylesheet.servePath !== undefined) stylesheetRoute(section, opts.stylesheet.servePath)
     const routes = {
       catalog: opts.catalog,
@@ -96,7 +100,7 @@ export { errorCodes } from './errors.js'
 export { REDIRECT_CONFLICT_WARNING } from './warnings.js'
 
 export type { FastifySchoolsResourcesOptions } from './options.js'
-export type { Member, Credentials, Catalog, CatalogData, Category, CategoryWithResources, Resource, ResourceFormat } from './types.js'
+export type { Member, MembersOnlyOptions, Credentials, Catalog, CatalogData, Category, CategoryWithResources, Resource, ResourceFormat } from './types.js'
 export type { Views, DefaultViews, Page, PageContext, LoginViewData, CategoryViewData, IndexViewData, IndexCategory, ForbiddenViewData } from './pages/views.js'
 export type { ResourceFilter } from './pages/filters.js'
 export type { UrlResource, FileResource } from './types.js'

@@ -9,3 +9,6 @@ export const kRedirectOnceOptions = Symbol.for('fastify-schools-resources.redire
 
 /** In a route's config: the login redirect an anonymous visitor gets there (the section's category route). */
 export const kAnonymousRedirect = Symbol.for('fastify-schools-resources.anonymousRedirect')
+
+/** In a route's config: set when the route's own first preHandler is the members-only guard (host routes). */
+export const kMembersOnlyGuarded = Symbol.for('fastify-schools-resources.membersOnlyGuarded')

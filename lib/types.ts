@@ -1,7 +1,8 @@
 // Shapes shared across the features, and every declaration this package merges into Fastify's and
 // @fastify/session's types, in one place. Imports nothing of ours.
 import type {} from '@fastify/session'
-import type { kAnonymousRedirect } from './symbols.js'
+import type { preHandlerHookHandler } from 'fastify'
+import type { kAnonymousRedirect, kMembersOnlyGuarded } from './symbols.js'
 
 /** A signed-in member, as kept in the session. Keep it small and JSON-serialisable. */
 export interface Member {
@@ -86,6 +87,14 @@ export interface AnonymousRedirect {
   indexPath: string
 }
 
+/** Who may open a members-only host route (`config.membersOnly` or `fastify.membersOnly()`). */
+export interface MembersOnlyOptions {
+  /** The groups that may open it (`['staff']`): a member sees it when one of its groups is listed. Absent: every signed-in member. */
+  groups?: readonly string[]
+  /** What the 403 page says the member has no access to (default `this page`). */
+  title?: string
+}
+
 declare module 'fastify' {
   interface FastifyReply {
     /**
@@ -95,9 +104,20 @@ declare module 'fastify' {
      */
     redirectOnce(url: string, code?: number): FastifyReply | undefined
   }
+  interface FastifyInstance {
+    /**
+     * The section's members-only guard for a host route, as its first `preHandler`: the login redirect
+     * for visitors, a 403 for members outside `groups`, the route's own hooks and handler for the others.
+     */
+    membersOnly(options?: MembersOnlyOptions): preHandlerHookHandler
+  }
   interface FastifyContextConfig {
-    /** Set by the section on its category route; read by the anonymous short-circuit. */
+    /** Makes a host route members-only, for members of `groups` when given (docs/host-routes.md). */
+    membersOnly?: boolean | MembersOnlyOptions
+    /** Set by the section on its category route (and members-only host routes); read by the anonymous short-circuit. */
     [kAnonymousRedirect]?: AnonymousRedirect
+    /** Set by the section on a members-only host route it put its guard on. */
+    [kMembersOnlyGuarded]?: true
   }
   interface Session {
     /** Set at sign-in under the default `sessionKey`. */

@@ -52,6 +52,9 @@ export async function answerForbidden (request: FastifyRequest, reply: FastifyRe
   return pages.send(reply, pages.views.forbidden({ title, backUrl: request.url }, ctx), ctx)
 }
 
+/** Decides for a signed-in member: true when the request may go on to the page; otherwise it has been answered. */
+type Admit = (request: FastifyRequest, reply: FastifyReply, member: Member) => boolean | Promise<boolean>
+
 /**
  * A members-only route's own preHandler: the last hook before the page, so that every hook the host
  * registered (onRequest to preHandler: an MFA gate, a suspension check) has run before anyone, member or
@@ -61,33 +64,57 @@ export async function answerForbidden (request: FastifyRequest, reply: FastifyRe
  * something that does not exist, the 403 outside its audience, and otherwise the page.
  */
 export function accessGuard<T extends Protected> (deps: AccessGuardDeps, find: FindTarget<T>, unknown: AnswerUnknown): preHandlerHookHandler {
+  return guard(deps, async function admitFound (request, reply, member) {
+    const target = await find(request, member)
+    if (target === undefined) {
+      await unknown(request, reply, member)
+      return false
+    }
+    return admitTo(request, reply, deps, member, target)
+  }, true)
+}
+
+/**
+ * The same guard for one fixed target (a host's members-only route): nothing to look up. Only the login
+ * redirect has a length limit here (its Location quotes the address): members of a host page with a long
+ * query string still get the page.
+ */
+export function fixedAccessGuard (deps: AccessGuardDeps, target: Protected): preHandlerHookHandler {
+  return guard(deps, (request, reply, member) => admitTo(request, reply, deps, member, target), false)
+}
+
+/** Whether `grantedAccess` has a record for this request: a guard has already let it through. */
+export function isGranted (request: FastifyRequest): boolean {
+  return granted.has(request)
+}
+
+function admitTo (request: FastifyRequest, reply: FastifyReply, deps: AccessGuardDeps, member: Member, target: Protected): boolean | Promise<boolean> {
+  if (!canSee(member, target.audience)) return answerForbidden(request, reply, deps, member, target.title).then(() => false)
+  granted.set(request, { member, target })
+  return true
+}
+
+/** The guard around `admitMember`; `limitEveryone`: refuse a too-long address before anything else. */
+function guard (deps: AccessGuardDeps, admitMember: Admit, limitEveryone: boolean): preHandlerHookHandler {
   const { memberOf } = deps
 
   /** True when the request may go on to the page; otherwise it has been answered. */
   async function admit (request: FastifyRequest, reply: FastifyReply): Promise<boolean> {
     const member = await memberOf(request) ?? undefined
     if (member === undefined) {
+      const tooLong = targetTooLong(request)
+      if (tooLong !== undefined) throw tooLong
       answerAnonymous(request, reply, deps)
       return false
     }
-    const target = await find(request, member)
-    if (target === undefined) {
-      await unknown(request, reply, member)
-      return false
-    }
-    if (!canSee(member, target.audience)) {
-      await answerForbidden(request, reply, deps, member, target.title)
-      return false
-    }
-    granted.set(request, { member, target })
-    return true
+    return admitMember(request, reply, member)
   }
 
   // Callback style on purpose: an answered request must stop here even while an asynchronous
   // session store is still saving in onSend. Fastify only stops an async hook's chain once
   // reply.sent is true, which that save delays, so the page handler would run and send twice.
   return function schoolsResourcesAccessGuard (request, reply, done) {
-    const tooLong = targetTooLong(request)
+    const tooLong = limitEveryone ? targetTooLong(request) : undefined
     if (tooLong !== undefined) {
       done(tooLong)
       return

@@ -60,9 +60,14 @@ export class PageRenderer {
     return this.#views
   }
 
-  /** The context for one page; members get a CSRF token for the logout form when the plugin owns sign-in. */
+  /**
+   * The context for one page; members get a CSRF token for the logout form when the plugin owns sign-in.
+   * Where no token can be made (a host's route), the page offers no sign-out form rather than one that fails.
+   */
   context (member: Member | undefined, reply: FastifyReply): PageContext {
-    return { ...this.#base, member, csrfToken: this.csrfToken(member, reply) }
+    const csrfToken = this.csrfToken(member, reply)
+    if (member !== undefined && csrfToken === undefined) return { ...this.#base, signIn: false, member }
+    return { ...this.#base, member, csrfToken }
   }
 
   /** The logout form's CSRF token for a member's page, when the plugin owns sign-in. */

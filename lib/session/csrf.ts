@@ -38,7 +38,11 @@ export function keptAtSignIn (session: object, sessionKey: string): string[] {
   return Object.keys(session).filter((key) => key !== 'cookie' && key !== CSRF_DEFAULT_SESSION_KEY && key !== sessionKey)
 }
 
-/** A fresh token for a form, or undefined where the request has no usable session. */
+/**
+ * A fresh token for a form, or undefined where the request has no usable session, or where no token can
+ * be made: on a host's members-only route, outside the section's context (which keeps its CSRF plugin to
+ * itself), unless the host registered @fastify/csrf-protection where that route lives.
+ */
 export function csrfTokenFor (reply: FastifyReply): string | undefined {
-  return hasLiveSession(reply.request) ? reply.generateCsrf() : undefined
+  return hasLiveSession(reply.request) && reply.server.hasReplyDecorator('generateCsrf') ? reply.generateCsrf() : undefined
 }

@@ -4,7 +4,8 @@ import fastifyCookie from '@fastify/cookie'
 import fastifySession from '@fastify/session'
 import schoolsResources, { InMemoryCatalog, type CatalogData, type FastifySchoolsResourcesOptions, type Member } from '../../lib/index.js'
 import { canSee } from '../../lib/access/audience.js'
-import { BASE_URL, conflictWarnings, formToken, postLogin, SECRET, sessionCookie, withCookies } from '../helpers/app.js'
+import { authenticate, PEOPLE } from '../helpers/members.js'
+import { BASE_URL, conflictWarnings, postLogin, postSignOutForm, SECRET, sessionCookie } from '../helpers/app.js'
 
 // Categories open to every member, one for staff and one for staff or governors.
 const CATALOG: CatalogData = {
@@ -19,19 +20,6 @@ const CATALOG: CatalogData = {
     },
     { slug: 'board', title: 'Board papers', description: 'Minutes of the board.', audience: ['governors', 'staff'], resources: [] }
   ]
-}
-
-const PEOPLE: Record<string, Member & { password: string }> = {
-  'parent@example.org': { id: 'p-1', name: 'Pat Parent', password: 'parent-password', groups: ['parents'] },
-  'teacher@example.org': { id: 't-1', name: 'Ada Teacher', password: 'teacher-password', groups: ['staff'] },
-  'student@example.org': { id: 42, name: 'Sam Student', password: 'student-password' }
-}
-
-async function authenticate ({ email, password }: { email: string, password: string }): Promise<Member | null> {
-  const person = PEOPLE[email]
-  if (person === undefined || person.password !== password) return null
-  const { password: _password, ...member } = person
-  return member
 }
 
 async function build (t: Test, plugin: Partial<FastifySchoolsResourcesOptions> = {}, extend?: (app: FastifyInstance) => void) {
@@ -127,13 +115,7 @@ t.test('"sign in as someone else" signs out and comes back to the refused page a
   const parent = await signInAs(app, 'parent@example.org')
   const forbidden = await app.inject({ url: `${STAFF_ROOM}?year=7`, headers: { cookie: parent.cookie } })
   t.equal(forbidden.statusCode, 403)
-  const cookie = withCookies(parent.cookie, forbidden)
-  const out = await app.inject({
-    method: 'POST',
-    url: '/Security/logout',
-    headers: { cookie },
-    payload: { _csrf: formToken(forbidden.body), BackURL: `${STAFF_ROOM}?year=7` }
-  })
+  const out = await postSignOutForm(app, parent.cookie, forbidden, { BackURL: `${STAFF_ROOM}?year=7` })
   t.equal(out.statusCode, 303)
   t.equal(out.headers.location, loginFor(`${STAFF_ROOM}?year=7`))
   // The old session is gone.
@@ -148,12 +130,7 @@ t.test('"sign in as someone else" signs out and comes back to the refused page a
   // A BackURL off the site is ignored: the sign-out ends on the index, as any other.
   const again = await signInAs(app, 'parent@example.org')
   const page = await app.inject({ url: '/schools/resources/', headers: { cookie: again.cookie } })
-  const offSite = await app.inject({
-    method: 'POST',
-    url: '/Security/logout',
-    headers: { cookie: withCookies(again.cookie, page) },
-    payload: { _csrf: formToken(page.body), BackURL: 'https://evil.example/' }
-  })
+  const offSite = await postSignOutForm(app, again.cookie, page, { BackURL: 'https://evil.example/' })
   t.equal(offSite.statusCode, 303)
   t.equal(offSite.headers.location, '/schools/resources/')
 })

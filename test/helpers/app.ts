@@ -138,7 +138,12 @@ export async function signIn (app: FastifyInstance, backUrl?: string): Promise<s
 /** Posts the logout form from a member page, with its CSRF token. */
 export async function signOut (app: FastifyInstance, cookie: string, logoutPath = '/Security/logout', pagePath = '/schools/resources/') {
   const page = await app.inject({ url: pagePath, headers: { cookie } })
-  return app.inject({ method: 'POST', url: logoutPath, headers: { cookie: withCookies(cookie, page) }, payload: { _csrf: formToken(page.body) } })
+  return postSignOutForm(app, cookie, page, {}, logoutPath)
+}
+
+/** Posts the sign-out form of `page` (a response that carries one) as a browser would, with `fields` added (a BackURL). */
+export function postSignOutForm (app: FastifyInstance, cookie: string, page: LightMyRequestResponse, fields: Record<string, string> = {}, logoutPath = '/Security/logout') {
+  return app.inject({ method: 'POST', url: logoutPath, headers: { cookie: withCookies(cookie, page) }, payload: { _csrf: formToken(page.body), ...fields } })
 }
 
 /**
