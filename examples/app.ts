@@ -4,6 +4,7 @@ import fastifyCookie from '@fastify/cookie'
 import fastifySession, { type SessionStore } from '@fastify/session'
 import schoolsResources, {
   anonymousShortCircuit,
+  html,
   InMemoryCatalog,
   storeErrorHandler,
   type FastifySchoolsResourcesOptions
@@ -113,5 +114,19 @@ export async function buildApp (config: ExampleConfig): Promise<FastifyInstance>
   })
 
   app.get('/', async (_request, reply) => reply.redirect('/schools/resources/'))
+  // A page of the site's own, outside the section, behind the same guard: staff only. Visitors get the
+  // login redirect back to it, other members the 403 page.
+  app.get('/staff/noticeboard', { config: { membersOnly: { groups: ['staff'], title: 'the staff noticeboard' } } }, async (request, reply) => {
+    const member = request.session.get('member')!
+    reply.header('cache-control', 'private, no-store').type('text/html; charset=utf-8')
+    return String(html`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Staff noticeboard | Riverside School</title><link rel="stylesheet" href="/schools/resources/assets/resources.css"></head>
+<body><main id="main" class="site-main"><h1>Staff noticeboard</h1>
+<p class="lead">Signed in as <strong>${member.name}</strong>.</p>
+<ul><li>Staff meeting on Thursday at 3:30 in the library.</li><li>Semester reports are due in week 9.</li></ul>
+<p><a href="/schools/resources/">All resources</a></p></main></body></html>
+`)
+  })
   return app
 }

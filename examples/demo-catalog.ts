@@ -69,7 +69,7 @@ export const demoCatalog: CatalogData = {
       resources: [
         { id: 'staff-unit-planner', title: 'Unit planning template', summary: 'The whole-school template for a term unit: outcomes, sequence of lessons, assessment and differentiation.', url: 'https://www.example.org/files/staff/unit-planner.docx', subject: 'Planning', yearLevels: ['Whole school'], format: 'Template' },
         { id: 'staff-moderation-writing', title: 'Writing moderation samples', summary: 'Annotated student work samples at, above and below the standard, for moderation meetings.', url: 'https://www.example.org/files/staff/writing-moderation.pdf', subject: 'English', yearLevels: ['Year 5', 'Year 6'], format: 'Assessment' },
-        { id: 'staff-reporting-guide', title: 'Semester reporting guide', summary: 'Timeline, comment guidelines and the grading scale for semester reports.', url: 'https://www.example.org/files/staff/reporting-guide.pdf', subject: 'Policy', yearLevels: ['Whole school'], format: 'Reading' },
+        { id: 'staff-reporting-guide', title: 'Semester reporting guide', summary: 'Timeline, comment guidelines and the grading scale for semester reports.', file: 'staff/reporting-guide.pdf', subject: 'Policy', yearLevels: ['Whole school'], format: 'Reading' },
         { id: 'staff-excursion-risk', title: 'Excursion risk assessment', summary: 'The risk assessment form and checklist to complete before any excursion or camp.', url: 'https://www.example.org/files/staff/excursion-risk-assessment.docx', subject: 'Policy', yearLevels: ['Whole school'], format: 'Template' }
       ]
     }

@@ -76,6 +76,27 @@ t.test('the example app: the demo parent is refused the staff room and sees it m
   t.match(staff.body, '<h1>Staff room</h1>')
   t.match(staff.body, 'Unit planning template')
 
+  // The staff room's file and the site's own staff page, behind the same audience.
+  const guide = '/schools/resources/files/staff-room/staff-reporting-guide/reporting-guide.pdf'
+  const noticeboard = '/staff/noticeboard'
+  for (const path of [guide, noticeboard]) {
+    const visitor = await app.inject(path)
+    t.equal(visitor.statusCode, 302, `visitor: ${path}`)
+    t.equal(visitor.headers.location, `http://localhost:80/Security/login?BackURL=${encodeURIComponent(path)}`)
+    t.equal(visitor.headers['set-cookie'], undefined)
+    t.equal((await app.inject({ url: path, headers: { cookie: asParent } })).statusCode, 403, `parent: ${path}`)
+  }
+  const file = await app.inject({ url: guide, headers: { cookie: asTeacher } })
+  t.equal(file.statusCode, 200)
+  t.equal(file.headers['content-type'], 'application/pdf')
+  t.equal(file.headers['content-disposition'], 'attachment; filename=reporting-guide.pdf')
+  t.equal(file.rawPayload.subarray(0, 8).toString('latin1'), '%PDF-1.4')
+  const notices = await app.inject({ url: noticeboard, headers: { cookie: asTeacher } })
+  t.equal(notices.statusCode, 200)
+  t.match(notices.body, '<h1>Staff noticeboard</h1>')
+  t.match(notices.body, 'Signed in as <strong>Demo Teacher</strong>')
+  t.match((await app.inject({ url: noticeboard, headers: { cookie: asParent } })).body, "You don't have access to the staff noticeboard")
+
   const teacherOnly = await buildApp(config)
   t.teardown(() => teacherOnly.close())
   t.equal((await postLogin(teacherOnly, parent)).statusCode, 401, 'without demoParent there is no parent account')

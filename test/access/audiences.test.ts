@@ -240,3 +240,11 @@ t.test('a host may replace the 403 view (async, as a template engine renders)', 
   t.match(res.body, `<p class="host">Staff room is not for Pat Parent (${STAFF_ROOM})</p>`)
   t.match(res.body, '<title>Members only | Schools resources</title>')
 })
+
+t.test('hidden from the index is not open: a member outside the audience who types the address gets the 403', async (t) => {
+  const app = await build(t, { restrictedCategories: 'hide' })
+  const parent = await signInAs(app, 'parent@example.org')
+  const res = await app.inject({ url: STAFF_ROOM, headers: { cookie: parent.cookie } })
+  t.equal(res.statusCode, 403)
+  t.notMatch(res.body, /Marking policy/)
+})
