@@ -126,6 +126,13 @@ const FST_SR_FORBIDDEN = createError<[string]>(
   403
 )
 
+/** A members-only route's handler was reached without its guard having let the request in. */
+const FST_SR_UNGUARDED_ROUTE = createError<[string]>(
+  'FST_SR_UNGUARDED_ROUTE',
+  'fastify-schools-resources: the members-only route %s was reached without its guard (an onRoute hook registered after the section replaced the route\'s preHandler?); it is refused rather than served open',
+  500
+)
+
 export const errorCodes = {
   FST_SR_INVALID_OPTION,
   FST_SR_INVALID_CATALOG,
@@ -143,5 +150,6 @@ export const errorCodes = {
   FST_SR_MISSING_CREDENTIALS,
   FST_SR_INVALID_CREDENTIALS,
   FST_SR_LOCKED_OUT,
-  FST_SR_FORBIDDEN
+  FST_SR_FORBIDDEN,
+  FST_SR_UNGUARDED_ROUTE
 } as const

@@ -5,7 +5,7 @@ import { kAnonymousRedirect, kMembersOnlyGuarded } from '../symbols.js'
 import { isGroupList } from '../session/member.js'
 import { fixedAccessGuard, isGranted, type AccessGuardDeps, type Protected } from './access-guard.js'
 
-const { FST_SR_INVALID_OPTION } = errorCodes
+const { FST_SR_INVALID_OPTION, FST_SR_UNGUARDED_ROUTE } = errorCodes
 
 /** What the 403 page names when the route gives no title. */
 export const DEFAULT_TITLE = 'this page'
@@ -83,6 +83,14 @@ export function guardHostRoutes (fastify: FastifyInstance, deps: MembersOnlyDeps
     // A new object: the host may share one config object between routes, some of them seen here and some not.
     route.config = { ...route.config, [kMembersOnlyGuarded]: true, ...(deps.sessionDecides ? { [kAnonymousRedirect]: anonymous } : {}) }
     if (target !== undefined) route.preHandler = [fixedAccessGuard(deps, target), ...own] as Hooks
+    // The route is marked guarded, so the fallback below leaves it alone; should an onRoute hook added
+    // after ours replace its preHandler list (guard and all), the handler refuses rather than serve open.
+    const handler = route.handler
+    const url = `${String(route.method)} ${route.url}`
+    route.handler = function membersOnlyHandler (this: FastifyInstance, request: FastifyRequest, reply: FastifyReply) {
+      if (!isGranted(request)) throw new FST_SR_UNGUARDED_ROUTE(url)
+      return handler.call(this, request, reply)
+    }
   })
 
   // Per route (its config object): the guard, or null for `membersOnly: false`.

@@ -9,6 +9,7 @@ import { kAnonymousRedirect } from '../symbols.js'
 import { accessGuard, grantedAccess } from '../access/access-guard.js'
 import { isSlug, unsafeFilePath } from '../section/catalog.js'
 import { notFoundAnswer, type SectionDeps } from '../section/section-routes.js'
+import { isFileResource } from '../pages/views.js'
 
 /** What the category pages are built from, and the files directory. */
 export interface FileRoutesDeps extends Omit<SectionDeps, 'restrictedCategories'> {
@@ -27,6 +28,8 @@ interface FileTarget {
 // A member's copy only (private), and asked again each time (no-cache): access is checked on every
 // open, and a 304 on an unchanged file costs no body.
 const CACHE_CONTROL = 'private, no-cache'
+// The answers that are the file (or a part of it, or "unchanged"); anything else is a page of its own.
+const DOWNLOAD_STATUSES = new Set([200, 206, 304])
 
 // Every option @fastify/send reads, set here, so that a host's own @fastify/static registration (whose
 // decorator is reused) changes none of them: ranges, validators and the type on; no index, no other
@@ -126,7 +129,7 @@ export async function fileRoutes (fastify: FastifyInstance, deps: FileRoutesDeps
     if (category === undefined) return undefined
     // A member outside the audience gets the 403 for any address in the category, so that it cannot
     // learn which resources exist; the resource is looked for here and missing ones answered after.
-    const resource = category.resources.find((r): r is FileResource => r.id === address.id && r.file !== undefined && baseName(r.file) === address.name)
+    const resource = category.resources.find((r): r is FileResource => r.id === address.id && isFileResource(r) && baseName(r.file) === address.name)
     return { title: category.title, audience: category.audience, slug: category.slug, resource }
   }
 
@@ -156,7 +159,7 @@ export async function fileRoutes (fastify: FastifyInstance, deps: FileRoutesDeps
       preHandler: accessGuard<FileTarget>({ memberOf, pages, ...anonymous }, findFile, notFound),
       // A host's @fastify/static setHeaders runs after ours: on a file, the private Cache-Control is put back last.
       onSend: function privateFile (_request, reply, payload, done) {
-        if (reply.hasHeader('content-disposition')) reply.header('cache-control', CACHE_CONTROL)
+        if (reply.hasHeader('content-disposition') && DOWNLOAD_STATUSES.has(reply.statusCode)) reply.header('cache-control', CACHE_CONTROL)
         done(null, payload)
       }
     }, download)

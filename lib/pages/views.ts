@@ -164,9 +164,14 @@ ${list}`
   }
 }
 
+/** Whether `r` is a file of the site's own: a host catalog may give `file: null` for a link elsewhere. */
+export function isFileResource (r: Resource): r is FileResource {
+  return typeof r.file === 'string'
+}
+
 /** Where a resource's link points: its own address, or the section's download of its file. */
 export function resourceHref (r: Resource, slug: string, paths: PageContext['paths']): string {
-  return r.file === undefined ? r.url : paths.file(slug, r)
+  return isFileResource(r) ? paths.file(slug, r) : r.url
 }
 
 function resourceItem (r: Resource, slug: string, ctx: PageContext): SafeHtml {
@@ -178,7 +183,7 @@ function resourceItem (r: Resource, slug: string, ctx: PageContext): SafeHtml {
 <dt>Subject</dt><dd>${r.subject}</dd>
 <dt>Year levels</dt><dd>${r.yearLevels.join(', ')}</dd>
 <dt>Format</dt><dd>${r.format}</dd>
-${r.file === undefined ? '' : html`<dt>Download</dt><dd>${r.file.slice(r.file.lastIndexOf('/') + 1)}</dd>`}
+${isFileResource(r) ? html`<dt>Download</dt><dd>${r.file.slice(r.file.lastIndexOf('/') + 1)}</dd>` : ''}
 </dl>
 </li>`
 }

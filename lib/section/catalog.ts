@@ -66,8 +66,11 @@ function copyResource (raw: Resource, where: string): Resource {
   if (raw === null || typeof raw !== 'object') invalid(where, 'must be an object')
   const yearLevels = raw.yearLevels
   if (!Array.isArray(yearLevels) || yearLevels.length === 0) invalid(`${where}.yearLevels`, 'must be a non-empty array')
+  const id = text(raw.id, `${where}.id`)
+  // In a link (`/files/<category>/<id>/<name>`) browsers would resolve these away, to another address.
+  if (id === '.' || id === '..') invalid(`${where}.id`, `must not be ${JSON.stringify(id)}`)
   return Object.freeze({
-    id: text(raw.id, `${where}.id`),
+    id,
     title: text(raw.title, `${where}.title`),
     summary: text(raw.summary, `${where}.summary`),
     ...location(raw, where),

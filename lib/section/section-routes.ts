@@ -3,6 +3,7 @@ import type { AnonymousRedirect, Catalog, Category, CategoryWithResources, FileR
 import { kAnonymousRedirect } from '../symbols.js'
 import type { MemberLookup } from '../session/member.js'
 import { wantsJson } from '../pages/negotiation.js'
+import { isFileResource } from '../pages/views.js'
 import type { PageRenderer, SectionPaths } from '../pages/page-renderer.js'
 import { applyFilter, resourceFilter } from '../pages/filters.js'
 import { accessGuard, grantedAccess } from '../access/access-guard.js'
@@ -41,6 +42,8 @@ function fileAsUrl ({ file: _file, ...fields }: FileResource, url: string) {
 /** The section's 404: its page, or JSON for JSON clients. Sends the answer itself, so that a guard can use it. */
 export function notFoundAnswer ({ memberOf, pages }: { memberOf: MemberLookup, pages: PageRenderer }) {
   return async function notFound (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+    // Not a download (a file that vanished after it was checked): the browser must not save this page as it.
+    reply.removeHeader('content-disposition')
     reply.code(404).header('cache-control', PRIVATE).header('vary', 'Accept')
     const member = await memberOf(request) ?? undefined
     if (wantsJson(request)) {
@@ -79,7 +82,7 @@ export function sectionRoutes (fastify: FastifyInstance, deps: SectionDeps): voi
       return {
         category: summary,
         // A file resource's path on disk stays ours: JSON clients get its download address as its url.
-        resources: applyFilter(category.resources, filter).map((r) => r.file === undefined ? r : fileAsUrl(r, paths.file(category.slug, r))),
+        resources: applyFilter(category.resources, filter).map((r) => isFileResource(r) ? fileAsUrl(r, paths.file(category.slug, r)) : r),
         filter: { subject: filter.subject ?? null, year: filter.year ?? null, subjects: filter.subjects, years: filter.years }
       }
     }

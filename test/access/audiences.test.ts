@@ -2,7 +2,7 @@ import t, { type Test } from 'tap'
 import Fastify, { type FastifyInstance } from 'fastify'
 import fastifyCookie from '@fastify/cookie'
 import fastifySession from '@fastify/session'
-import schoolsResources, { InMemoryCatalog, type CatalogData, type FastifySchoolsResourcesOptions, type Member } from '../../lib/index.js'
+import schoolsResources, { InMemoryCatalog, type Catalog, type CategoryWithResources, type CatalogData, type FastifySchoolsResourcesOptions, type Member } from '../../lib/index.js'
 import { canSee } from '../../lib/access/audience.js'
 import { authenticate, PEOPLE } from '../helpers/members.js'
 import { BASE_URL, conflictWarnings, postLogin, postSignOutForm, SECRET, sessionCookie } from '../helpers/app.js'
@@ -247,4 +247,27 @@ t.test('hidden from the index is not open: a member outside the audience who typ
   const res = await app.inject({ url: STAFF_ROOM, headers: { cookie: parent.cookie } })
   t.equal(res.statusCode, 403)
   t.notMatch(res.body, /Marking policy/)
+})
+
+t.test('a host catalog\'s audience of the wrong shape admits nobody (no substring match, no 500)', async (t) => {
+  const categories = [
+    { slug: 'admin', title: 'Admin', description: 'd', audience: 'teachers-admin', resources: [] },
+    { slug: 'nulled', title: 'Nulled', description: 'd', audience: null, resources: [] },
+    { slug: 'empty', title: 'Empty', description: 'd', audience: [], resources: [] },
+    { slug: 'open', title: 'Open', description: 'd', resources: [] }
+  ] as unknown as CategoryWithResources[]
+  const catalog: Catalog = { listCategories: async () => categories, getCategory: async (slug) => categories.find((c) => c.slug === slug) }
+  for (const restrictedCategories of ['mark', 'hide'] as const) {
+    const app = await build(t, { catalog, restrictedCategories, getMember: (request) => ({ id: 1, name: 'T', groups: [String(request.headers['x-group'] ?? 'teachers')] }), signIn: false })
+    for (const group of ['teachers', 'teachers-admin', 's', 'staff']) {
+      for (const slug of ['admin', 'nulled', 'empty']) {
+        t.equal((await app.inject({ url: `/schools/resources/resources/${slug}/`, headers: { 'x-group': group } })).statusCode, 403, `${restrictedCategories}: ${group} in ${slug}`)
+      }
+      t.equal((await app.inject({ url: '/schools/resources/resources/open/', headers: { 'x-group': group } })).statusCode, 200)
+    }
+    const index = await app.inject({ url: '/schools/resources/', headers: { accept: 'application/json' } })
+    t.equal(index.statusCode, 200)
+    const listed = index.json().categories.map((c: { slug: string, locked: boolean }) => `${c.slug}:${c.locked}`)
+    t.same(listed, restrictedCategories === 'mark' ? ['admin:true', 'nulled:true', 'empty:true', 'open:false'] : ['open:false'])
+  }
 })

@@ -448,3 +448,25 @@ t.test('visitors and members in and out of the groups, truly in parallel, each g
     else t.same([answer.status, /signed in as <strong>Pat Parent<\/strong>/.test(answer.body)], [403, true], url)
   })
 })
+
+t.test('an onRoute hook added after the section that replaces preHandler cannot open the route: its handler refuses', async (t) => {
+  let served = 0
+  const { app } = await build(t, {
+    after (host) {
+      // A host's own "auth by route config" hook that sets the list rather than adding to it.
+      host.addHook('onRoute', (route) => { if (route.url.endsWith('notices')) route.preHandler = [] })
+      host.get('/notices', { config: { membersOnly: { groups: ['staff'] } } }, async () => { served++; return 'staff notices' })
+      host.get('/decorated-notices', { preHandler: host.membersOnly() }, async () => { served++; return 'member notices' })
+    }
+  })
+  const teacher = await signInAs(app, 'teacher@example.org')
+  for (const url of ['/notices', '/decorated-notices']) {
+    for (const headers of [{}, { cookie: teacher.cookie }]) {
+      const res = await app.inject({ url, headers })
+      t.equal(res.statusCode, 500, url)
+      t.equal(res.json().code, 'FST_SR_UNGUARDED_ROUTE')
+      t.notMatch(res.body, /(staff|member) notices/)
+    }
+  }
+  t.equal(served, 0, 'the handler never ran')
+})

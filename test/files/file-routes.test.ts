@@ -1,6 +1,7 @@
 import t, { type Test } from 'tap'
 import { execFileSync } from 'node:child_process'
 import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import fsPromises from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import Fastify, { type FastifyInstance } from 'fastify'
@@ -592,4 +593,47 @@ t.test('sign-in from a file link keeps working with a session cookie of a visito
   const signedIn = await postLogin(app, { email: 'teacher@example.org', password: 'teacher-password', BackURL: SHEET }, { form })
   t.equal(signedIn.headers.location, `${BASE_URL}${SHEET}`)
   t.same((await app.inject({ url: SHEET, headers: { cookie: sessionCookie(signedIn)! } })).rawPayload, PDF)
+})
+
+t.test('a host catalog\'s link resource with file: null (a nullable column) is a link, not a 500', async (t) => {
+  const sheet = (await new InMemoryCatalog(CATALOG).getCategory('maths'))!.resources[0] as FileResource
+  const link = { ...sheet, id: 'link', file: null, url: 'https://www.example.org/elsewhere.pdf' } as unknown as FileResource
+  const category: CategoryWithResources = { slug: 'maths', title: 'Mathematics', description: 'Unchecked.', resources: [link, { ...sheet, id: 'ok' }] }
+  const own: Catalog = { listCategories: async () => [category], getCategory: async (slug) => slug === 'maths' ? category : undefined }
+  const { app } = await build(t, { plugin: { catalog: own } })
+  const cookie = await signInAs(app, 'parent@example.org')
+  const page = await app.inject({ url: '/schools/resources/resources/maths/', headers: { cookie } })
+  t.equal(page.statusCode, 200)
+  t.match(page.body, '<a href="https://www.example.org/elsewhere.pdf">')
+  const json = await app.inject({ url: '/schools/resources/resources/maths/', headers: { cookie, accept: 'application/json' } })
+  t.equal(json.statusCode, 200)
+  t.equal(json.json().resources[0].url, 'https://www.example.org/elsewhere.pdf')
+  t.equal(json.json().resources[1].url, `${FILES}/maths/ok/sheet.pdf`)
+  t.equal((await app.inject({ url: `${FILES}/maths/link/elsewhere.pdf`, headers: { cookie } })).statusCode, 404, 'no file to serve')
+  t.equal((await app.inject({ url: `${FILES}/maths/ok/sheet.pdf`, headers: { cookie } })).statusCode, 200)
+})
+
+t.test('a file removed between the check and its opening: the 404 page, without the download\'s headers', async (t) => {
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), 'schools-vanish-')))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  mkdirSync(join(dir, 'maths'))
+  const path = join(dir, 'maths', 'sheet.pdf')
+  writeFileSync(path, '%PDF-1.4 soon gone')
+  const { app } = await build(t, { plugin: { files: { root: dir } } })
+  const cookie = await signInAs(app, 'parent@example.org')
+  t.equal((await app.inject({ url: SHEET, headers: { cookie } })).statusCode, 200)
+  // The race (a deploy cleaning the folder) cannot be timed from outside: the file goes right after the
+  // section's own access check, before @fastify/static opens it.
+  const access = fsPromises.access
+  fsPromises.access = async (...args: Parameters<typeof access>) => {
+    await access(...args)
+    rmSync(path)
+  }
+  t.teardown(() => { fsPromises.access = access })
+  const res = await app.inject({ url: SHEET, headers: { cookie } })
+  t.equal(res.statusCode, 404)
+  t.match(res.headers['content-type'], /text\/html/)
+  t.equal(res.headers['content-disposition'], undefined, 'a browser must not save the page as sheet.pdf')
+  t.equal(res.headers['cache-control'], 'private, no-store', 'the 404 page\'s own')
+  t.match(res.body, 'Page not found')
 })

@@ -52,7 +52,10 @@ t.test('bad data fails at construction with the place and the reason', async (t)
     [{ categories: [{ ...category, resources: [{ ...resource, url: 'javascript:alert(1)' }] }] }, /url must be an http\(s\) URL or a path/],
     [{ categories: [{ ...category, resources: [{ ...resource, url: '//evil.example/x' }] }] }, /url must be an http\(s\) URL/],
     [{ categories: [{ ...category, resources: [{ ...resource, url: 'not a url' }] }] }, /url must be an http\(s\) URL/],
-    [{ categories: [{ ...category, resources: [{ ...resource, format: undefined }] }] }, /format must be a non-empty string/]
+    [{ categories: [{ ...category, resources: [{ ...resource, format: undefined }] }] }, /format must be a non-empty string/],
+    // A link to `/files/<category>/../<name>` would be resolved away by the browser.
+    [{ categories: [{ ...category, resources: [{ ...resource, id: '..' }] }] }, /resources\[0\]\.id must not be "\.\."/],
+    [{ categories: [{ ...category, resources: [{ ...resource, id: '.' }] }] }, /resources\[0\]\.id must not be "\."/]
   ]
   for (const [data, message] of bad) {
     t.throws(() => new InMemoryCatalog(data as CatalogData), { code: 'FST_SR_INVALID_CATALOG', message }, String(message))
