@@ -95,7 +95,7 @@ export async function buildApp (config: ExampleConfig): Promise<FastifyInstance>
   })
   await app.register(schoolsResources, {
     catalog: new InMemoryCatalog(demoCatalog),
-    // Two resources are files of the site's own (a PDF and an image), served to members only.
+    // Three resources are files of the site's own (two PDFs and an image), served to members who may see their category.
     files: demoFiles,
     authenticate,
     baseUrl: config.baseUrl,

@@ -2,6 +2,7 @@
 import fp from 'fastify-plugin'
 import formbody from '@fastify/formbody'
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify'
+import type { AnonymousRedirect } from './types.js'
 import { resolveOptions, type FastifySchoolsResourcesOptions } from './options.js'
 import redirectOnce from './redirect/redirect-once.js'
 import { memberLookup } from './session/member.js'
@@ -29,6 +30,9 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
   const memberOf = memberLookup(opts.getMember, opts.sessionKey)
   const stylesheet = opts.stylesheet.servePath === undefined ? opts.stylesheet : { ...opts.stylesheet, href: `${mount}${opts.stylesheet.href}` }
   const pages = new PageRenderer(resolveViews(opts.views), { ...opts, stylesheet }, paths)
+  // What a visitor of any members-only route gets: this section's login redirect, then its refused index redirect.
+  const anonymous: AnonymousRedirect = { baseUrl: opts.baseUrl, loginPath: paths.login, indexPath: paths.index }
+  const sessionDecides = opts.getMember === undefined
   await fastify.register(redirectOnce, { baseUrl: opts.baseUrl, conflictLog: opts.conflictLog })
 
   // Store failures (Redis down or slow) on our routes become a clear 503, in a context of its own around
@@ -39,7 +43,7 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
   })
 
   // The host's members-only routes (config.membersOnly, fastify.membersOnly()) in this context and below.
-  guardHostRoutes(fastify, { memberOf, pages, baseUrl: opts.baseUrl, loginPath: paths.login, indexPath: paths.index, sessionDecides: opts.getMember === undefined })
+  guardHostRoutes(fastify, { memberOf, pages, anonymous, sessionDecides })
 
   // Routes live in their own context so the form parser, CSRF, rate limit and security headers stay
   // ours and do not leak into the host.
@@ -54,8 +58,8 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
       pages,
       paths,
       prefix: opts.prefix,
-      baseUrl: opts.baseUrl,
-      sessionDecides: opts.getMember === undefined
+      anonymous,
+      sessionDecides
     }
     sectionRoutes(section, { ...routes, restrictedCategories: opts.restrictedCategories })
     await fileRoutes(section, { ...routes, root: opts.filesRoot })

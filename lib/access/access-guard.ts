@@ -102,7 +102,8 @@ function guard (deps: AccessGuardDeps, admitMember: Admit, limitEveryone: boolea
   async function admit (request: FastifyRequest, reply: FastifyReply): Promise<boolean> {
     const member = await memberOf(request) ?? undefined
     if (member === undefined) {
-      const tooLong = targetTooLong(request)
+      // Checked for everyone already when limitEveryone; otherwise only here, as the Location quotes the address.
+      const tooLong = limitEveryone ? undefined : targetTooLong(request)
       if (tooLong !== undefined) throw tooLong
       answerAnonymous(request, reply, deps)
       return false

@@ -1,8 +1,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction, preHandlerHookHandler, RouteOptions } from 'fastify'
 import type { AnonymousRedirect, MembersOnlyOptions } from '../types.js'
 import { errorCodes } from '../errors.js'
-import { kAnonymousRedirect, kMembersOnlyGuarded } from '../symbols.js'
+import { kMembersOnlyGuarded } from '../symbols.js'
 import { isGroupList } from '../session/member.js'
+import { shortCircuitMark } from '../session/anonymous-short-circuit.js'
 import { fixedAccessGuard, isGranted, type AccessGuardDeps, type Protected } from './access-guard.js'
 
 const { FST_SR_INVALID_OPTION, FST_SR_UNGUARDED_ROUTE } = errorCodes
@@ -11,7 +12,9 @@ const { FST_SR_INVALID_OPTION, FST_SR_UNGUARDED_ROUTE } = errorCodes
 export const DEFAULT_TITLE = 'this page'
 const SETTINGS = new Set(['groups', 'title'])
 
-export interface MembersOnlyDeps extends AccessGuardDeps {
+export interface MembersOnlyDeps extends Pick<AccessGuardDeps, 'memberOf' | 'pages'> {
+  /** The section's login redirect (then the refused index redirect), for visitors. */
+  anonymous: AnonymousRedirect
   /** Whether members come from the session alone, so the anonymous short-circuit may answer for these routes. */
   sessionDecides: boolean
 }
@@ -63,12 +66,12 @@ function hookList (hooks: Hooks): unknown[] {
 export function guardHostRoutes (fastify: FastifyInstance, deps: MembersOnlyDeps): void {
   if (fastify.hasDecorator('membersOnly')) return
   const fromDecorator = new WeakSet<object>()
-  const anonymous: AnonymousRedirect = { baseUrl: deps.baseUrl, loginPath: deps.loginPath, indexPath: deps.indexPath }
+  const guardDeps: AccessGuardDeps = { memberOf: deps.memberOf, pages: deps.pages, ...deps.anonymous }
 
   fastify.decorate('membersOnly', function membersOnly (options?: MembersOnlyOptions): preHandlerHookHandler {
     const where = 'in fastify.membersOnly()'
     if (options !== undefined && (options === null || typeof options !== 'object')) fail('membersOnly', 'must be { groups?, title? } or nothing', where)
-    const hook = fixedAccessGuard(deps, membersOnlyTarget(options ?? true, where)!)
+    const hook = fixedAccessGuard(guardDeps, membersOnlyTarget(options ?? true, where)!)
     fromDecorator.add(hook)
     return hook
   })
@@ -81,8 +84,8 @@ export function guardHostRoutes (fastify: FastifyInstance, deps: MembersOnlyDeps
     if (target === undefined && !decorated) return
     if (target !== undefined && decorated) fail('membersOnly', 'is given twice: use the route config or fastify.membersOnly(), not both', where)
     // A new object: the host may share one config object between routes, some of them seen here and some not.
-    route.config = { ...route.config, [kMembersOnlyGuarded]: true, ...(deps.sessionDecides ? { [kAnonymousRedirect]: anonymous } : {}) }
-    if (target !== undefined) route.preHandler = [fixedAccessGuard(deps, target), ...own] as Hooks
+    route.config = { ...route.config, [kMembersOnlyGuarded]: true, ...shortCircuitMark(deps.anonymous, deps.sessionDecides) }
+    if (target !== undefined) route.preHandler = [fixedAccessGuard(guardDeps, target), ...own] as Hooks
     // The route is marked guarded, so the fallback below leaves it alone; should an onRoute hook added
     // after ours replace its preHandler list (guard and all), the handler refuses rather than serve open.
     const handler = route.handler
@@ -112,7 +115,7 @@ export function guardHostRoutes (fastify: FastifyInstance, deps: MembersOnlyDeps
         done(error as Error)
         return
       }
-      guard = target === undefined ? null : fixedAccessGuard(deps, target)
+      guard = target === undefined ? null : fixedAccessGuard(guardDeps, target)
       lateGuards.set(config, guard)
     }
     if (guard === null) done()

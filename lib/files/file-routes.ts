@@ -4,15 +4,15 @@ import { isAbsolute, join, relative, sep } from 'node:path'
 import fastifyStatic, { type SendOptions } from '@fastify/static'
 import { create as contentDisposition } from 'content-disposition'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import type { AnonymousRedirect, FileResource } from '../types.js'
-import { kAnonymousRedirect } from '../symbols.js'
+import type { FileResource } from '../types.js'
+import { shortCircuitMark } from '../session/anonymous-short-circuit.js'
 import { accessGuard, grantedAccess } from '../access/access-guard.js'
 import { isSlug, unsafeFilePath } from '../section/catalog.js'
 import { notFoundAnswer, type SectionDeps } from '../section/section-routes.js'
-import { isFileResource } from '../pages/views.js'
+import { fileName, isFileResource } from '../pages/views.js'
 
 /** What the category pages are built from, and the files directory. */
-export interface FileRoutesDeps extends Omit<SectionDeps, 'restrictedCategories'> {
+export interface FileRoutesDeps extends Omit<SectionDeps, 'restrictedCategories' | 'paths'> {
   /** The files directory's real path; undefined when the section has no files option. */
   root: string | undefined
 }
@@ -68,10 +68,6 @@ export function fileAddress (url: string, wildcard: string): { slug: string, id:
   return { slug, id, name }
 }
 
-function baseName (file: string): string {
-  return file.slice(file.lastIndexOf('/') + 1)
-}
-
 /**
  * The protected files: `<prefix>/files/<category>/<resource id>/<file name>`, served with @fastify/static
  * to members who may see the category. The address names the category so that its audience is known
@@ -80,7 +76,7 @@ function baseName (file: string): string {
  * directory.
  */
 export async function fileRoutes (fastify: FastifyInstance, deps: FileRoutesDeps): Promise<void> {
-  const { catalog, memberOf, pages, paths, root } = deps
+  const { catalog, memberOf, pages, root } = deps
   // serve: false: no routes of its own, only the reply decorators, in the section's context. A host
   // that registered @fastify/static itself already has them here; SEND_OPTIONS and the root passed on
   // each call make its settings irrelevant.
@@ -129,25 +125,24 @@ export async function fileRoutes (fastify: FastifyInstance, deps: FileRoutesDeps
     if (category === undefined) return undefined
     // A member outside the audience gets the 403 for any address in the category, so that it cannot
     // learn which resources exist; the resource is looked for here and missing ones answered after.
-    const resource = category.resources.find((r): r is FileResource => r.id === address.id && isFileResource(r) && baseName(r.file) === address.name)
+    const resource = category.resources.find((r): r is FileResource => r.id === address.id && isFileResource(r) && fileName(r.file) === address.name)
     return { title: category.title, audience: category.audience, slug: category.slug, resource }
   }
 
   async function download (request: FastifyRequest, reply: FastifyReply) {
-    const { target } = grantedAccess<FileTarget>(request)!
+    const { member, target } = grantedAccess<FileTarget>(request)!
     const { resource, slug } = target
-    if (resource === undefined) return notFound(request, reply)
+    if (resource === undefined) return notFound(request, reply, member)
     const found = await onDisk(resource.file)
     if ('problem' in found) {
       warnOnce(request, slug, resource, found.problem)
-      return notFound(request, reply)
+      return notFound(request, reply, member)
     }
     warned.delete(`${slug}\0${resource.id}`)
-    reply.header('cache-control', CACHE_CONTROL).header('content-disposition', contentDisposition(baseName(resource.file)))
+    reply.header('cache-control', CACHE_CONTROL).header('content-disposition', contentDisposition(fileName(resource.file)))
     return reply.sendFile(found.path, root!, SEND_OPTIONS)
   }
 
-  const anonymous: AnonymousRedirect = { baseUrl: deps.baseUrl, loginPath: paths.login, indexPath: paths.index }
   await fastify.register(async function schoolsResourcesFiles (files) {
     // @fastify/static's own 404 (a file removed between the check above and its opening) gets the
     // section's page too.
@@ -155,8 +150,8 @@ export async function fileRoutes (fastify: FastifyInstance, deps: FileRoutesDeps
     // A wildcard, as for the category pages, so that every shape of address reaches the guard, and
     // marked for the anonymous short-circuit in the same way.
     files.get('/*', {
-      config: deps.sessionDecides ? { [kAnonymousRedirect]: anonymous } : {},
-      preHandler: accessGuard<FileTarget>({ memberOf, pages, ...anonymous }, findFile, notFound),
+      config: shortCircuitMark(deps.anonymous, deps.sessionDecides),
+      preHandler: accessGuard<FileTarget>({ memberOf, pages, ...deps.anonymous }, findFile, notFound),
       // A host's @fastify/static setHeaders runs after ours: on a file, the private Cache-Control is put back last.
       onSend: function privateFile (_request, reply, payload, done) {
         if (reply.hasHeader('content-disposition') && DOWNLOAD_STATUSES.has(reply.statusCode)) reply.header('cache-control', CACHE_CONTROL)

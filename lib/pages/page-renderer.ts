@@ -2,7 +2,7 @@ import type { FastifyReply } from 'fastify'
 import type { CategoryWithResources, Member } from '../types.js'
 import { errorCodes } from '../errors.js'
 import { csrfTokenFor } from '../session/csrf.js'
-import { defaultViews, type Page, type PageContext, type Views } from './views.js'
+import { defaultViews, fileName, type Page, type PageContext, type Views } from './views.js'
 import { applyFilter, type ResourceFilter } from './filters.js'
 import { CategoryPageCache } from './page-cache.js'
 
@@ -32,7 +32,7 @@ export function sectionPaths (opts: { prefix: string, loginPath: string, logoutP
     logout: `${mount}${opts.logoutPath}`,
     category: (slug) => `${categoryBase}${encodeURIComponent(slug)}/`,
     // The file's own name last, so that a browser saving the link without our headers names it well.
-    file: (slug, { id, file }) => `${fileBase}${encodeURIComponent(slug)}/${encodeURIComponent(id)}/${encodeURIComponent(file.slice(file.lastIndexOf('/') + 1))}`
+    file: (slug, { id, file }) => `${fileBase}${encodeURIComponent(slug)}/${encodeURIComponent(id)}/${encodeURIComponent(fileName(file))}`
   }
 }
 

@@ -169,6 +169,11 @@ export function isFileResource (r: Resource): r is FileResource {
   return typeof r.file === 'string'
 }
 
+/** A file resource's own name (`maths/sheet.pdf` → `sheet.pdf`): last in its address, and its download's name. */
+export function fileName (file: string): string {
+  return file.slice(file.lastIndexOf('/') + 1)
+}
+
 /** Where a resource's link points: its own address, or the section's download of its file. */
 export function resourceHref (r: Resource, slug: string, paths: PageContext['paths']): string {
   return isFileResource(r) ? paths.file(slug, r) : r.url
@@ -183,7 +188,7 @@ function resourceItem (r: Resource, slug: string, ctx: PageContext): SafeHtml {
 <dt>Subject</dt><dd>${r.subject}</dd>
 <dt>Year levels</dt><dd>${r.yearLevels.join(', ')}</dd>
 <dt>Format</dt><dd>${r.format}</dd>
-${isFileResource(r) ? html`<dt>Download</dt><dd>${r.file.slice(r.file.lastIndexOf('/') + 1)}</dd>` : ''}
+${isFileResource(r) ? html`<dt>Download</dt><dd>${fileName(r.file)}</dd>` : ''}
 </dl>
 </li>`
 }

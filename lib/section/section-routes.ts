@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { AnonymousRedirect, Catalog, Category, CategoryWithResources, FileResource, Member } from '../types.js'
-import { kAnonymousRedirect } from '../symbols.js'
 import type { MemberLookup } from '../session/member.js'
+import { shortCircuitMark } from '../session/anonymous-short-circuit.js'
 import { wantsJson } from '../pages/negotiation.js'
 import { isFileResource } from '../pages/views.js'
 import type { PageRenderer, SectionPaths } from '../pages/page-renderer.js'
@@ -21,7 +21,8 @@ export interface SectionDeps {
   paths: SectionPaths
   /** The section's own path, as its routes are registered (Fastify puts the register prefix in front). */
   prefix: string
-  baseUrl: string | undefined
+  /** The login redirect (then the refused index redirect) a visitor gets on the section's members-only routes. */
+  anonymous: AnonymousRedirect
   /** Whether being signed in is decided by the session alone (no host getMember). */
   sessionDecides: boolean
   /** How the index shows categories the visitor cannot open. */
@@ -39,13 +40,16 @@ function fileAsUrl ({ file: _file, ...fields }: FileResource, url: string) {
   return { ...fields, url }
 }
 
-/** The section's 404: its page, or JSON for JSON clients. Sends the answer itself, so that a guard can use it. */
+/**
+ * The section's 404: its page, or JSON for JSON clients. Sends the answer itself, so that a guard can use
+ * it; a caller that already knows the member (the guard, the download) passes it, the router does not.
+ */
 export function notFoundAnswer ({ memberOf, pages }: { memberOf: MemberLookup, pages: PageRenderer }) {
-  return async function notFound (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+  return async function notFound (request: FastifyRequest, reply: FastifyReply, known?: Member): Promise<FastifyReply> {
     // Not a download (a file that vanished after it was checked): the browser must not save this page as it.
     reply.removeHeader('content-disposition')
     reply.code(404).header('cache-control', PRIVATE).header('vary', 'Accept')
-    const member = await memberOf(request) ?? undefined
+    const member = known ?? await memberOf(request) ?? undefined
     if (wantsJson(request)) {
       return reply.send({ statusCode: 404, error: 'Not Found', message: 'There is no page at this address in the resources section.' })
     }
@@ -109,13 +113,12 @@ export function sectionRoutes (fastify: FastifyInstance, deps: SectionDeps): voi
     reply.redirectOnce(paths.index)
   }
 
-  const anonymous: AnonymousRedirect = { baseUrl: deps.baseUrl, loginPath: paths.login, indexPath: paths.index }
   // A wildcard, so that every shape of slug (too long, nested, odd characters) reaches the guard. The
   // config marks the route for the anonymous short-circuit, which may then answer requests without a
   // session cookie first; not when the host's getMember decides, whose members may have no such cookie.
   fastify.get(`${prefix}/resources/*`, {
-    config: deps.sessionDecides ? { [kAnonymousRedirect]: anonymous } : {},
-    preHandler: accessGuard({ memberOf, pages, ...anonymous }, findCategory, toIndex)
+    config: shortCircuitMark(deps.anonymous, deps.sessionDecides),
+    preHandler: accessGuard({ memberOf, pages, ...deps.anonymous }, findCategory, toIndex)
   }, categoryPage)
 
   // Scoped to the prefix: the host's own 404 handling stays in charge everywhere else.

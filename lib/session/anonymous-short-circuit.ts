@@ -1,5 +1,6 @@
 import fp from 'fastify-plugin'
-import type { FastifyPluginCallback, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
+import type { FastifyContextConfig, FastifyPluginCallback, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
+import type { AnonymousRedirect } from '../types.js'
 import { errorCodes } from '../errors.js'
 import { kAnonymousRedirect } from '../symbols.js'
 import { answerAnonymous, targetTooLong } from '../redirect/login-redirect.js'
@@ -21,6 +22,14 @@ function hasSessionCookie (request: FastifyRequest, cookieName: string): boolean
   if (cookies === undefined || cookies === null) return request.headers.cookie !== undefined
   const value = cookies[cookieName]
   return value !== undefined && value !== ''
+}
+
+/**
+ * The route config that lets the short-circuit answer a members-only route's visitors with `target`. None
+ * when the host's getMember decides who is signed in: its members may carry no session cookie.
+ */
+export function shortCircuitMark (target: AnonymousRedirect, sessionDecides: boolean): FastifyContextConfig {
+  return sessionDecides ? { [kAnonymousRedirect]: target } : {}
 }
 
 /**

@@ -637,3 +637,19 @@ t.test('a file removed between the check and its opening: the 404 page, without 
   t.equal(res.headers['cache-control'], 'private, no-store', 'the 404 page\'s own')
   t.match(res.body, 'Page not found')
 })
+
+t.test('a file address a member gets the 404 for costs one member lookup, as a download does', async (t) => {
+  let lookups = 0
+  const { app } = await build(t, {
+    plugin: {
+      signIn: false,
+      getMember: () => { lookups++; return { id: 'p-1', name: 'Pat Parent', groups: ['parents'] } }
+    }
+  })
+  for (const url of [`${FILES}/maths/no-such-resource/sheet.pdf`, `${FILES}/maths/sheet/other-name.pdf`, `${FILES}/maths/escape/escape.pdf`, SHEET]) {
+    lookups = 0
+    const res = await app.inject(url)
+    t.equal(res.statusCode, url === SHEET ? 200 : 404, url)
+    t.equal(lookups, 1, `one lookup: ${url}`)
+  }
+})
