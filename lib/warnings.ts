@@ -37,3 +37,31 @@ export function emitProcessWarning (message: string, type: string, code: string)
   }
   process.emitWarning(warning)
 }
+
+/** The most host mistakes one logger remembers having reported; the oldest is forgotten past it. */
+export const MAX_REMEMBERED_MISTAKES = 1000
+
+// Per logger (one per app), the keys of the host mistakes already reported, oldest first.
+const reported = new WeakMap<object, Set<string>>()
+
+/**
+ * Logs a host mistake (a bad value handed in by the host: a member, a catalog record, a view's result,
+ * a route's config, a proxy setting) once per `key` as a `warn` line carrying `code` and the fix, so that
+ * a mistake repeated on every request costs one line, not one per request. The set of keys is bounded:
+ * records from an ORM are new objects on every call, so keys name the record (`catalog:maths:sheet-1`),
+ * never an object. Returns whether this call wrote the line.
+ */
+export function warnHostMistakeOnce (
+  log: { warn: (fields: object, message: string) => void },
+  key: string,
+  fields: { code: string } & Record<string, unknown>,
+  message: string
+): boolean {
+  let keys = reported.get(log)
+  if (keys === undefined) reported.set(log, keys = new Set())
+  if (keys.has(key)) return false
+  if (keys.size >= MAX_REMEMBERED_MISTAKES) keys.delete(keys.values().next().value as string)
+  keys.add(key)
+  log.warn(fields, message)
+  return true
+}

@@ -2,7 +2,7 @@ import t from 'tap'
 import { spawnSync } from 'node:child_process'
 import { resolve } from 'node:path'
 import { inspect } from 'node:util'
-import { emitProcessWarning } from '../lib/warnings.js'
+import { emitProcessWarning, MAX_REMEMBERED_MISTAKES, warnHostMistakeOnce } from '../lib/warnings.js'
 
 const built = resolve(__dirname, '../dist/lib/warnings.js')
 
@@ -74,4 +74,18 @@ t.test('with --trace-warnings set in this process, the stack is captured here to
   await new Promise((resolve) => setImmediate(resolve))
   t.equal(seen.length, 1)
   t.match(seen[0].stack, /^UserWarning: traced\n {4}at caller /)
+})
+
+t.test('warnHostMistakeOnce: one line per key, bounded, per logger', async (t) => {
+  const lines: Array<{ fields: object, message: string }> = []
+  const log = { warn (fields: object, message: string) { lines.push({ fields, message }) } }
+  const other = { warn (fields: object, message: string) { lines.push({ fields, message }) } }
+  t.equal(warnHostMistakeOnce(log, 'a', { code: 'X' }, 'first'), true)
+  t.equal(warnHostMistakeOnce(log, 'a', { code: 'X' }, 'again'), false)
+  t.equal(warnHostMistakeOnce(other, 'a', { code: 'X' }, 'other app'), true)
+  t.same(lines.map((l) => l.message), ['first', 'other app'])
+  // Past the bound the oldest key is forgotten (and may be reported again); the newest are kept.
+  for (let i = 0; i < MAX_REMEMBERED_MISTAKES; i++) warnHostMistakeOnce(log, `k${i}`, { code: 'X' }, `k${i}`)
+  t.equal(warnHostMistakeOnce(log, `k${MAX_REMEMBERED_MISTAKES - 1}`, { code: 'X' }, 'newest'), false)
+  t.equal(warnHostMistakeOnce(log, 'a', { code: 'X' }, 'a again'), true)
 })
