@@ -12,7 +12,7 @@ import { notFoundAnswer, type SectionDeps } from '../section/section-routes.js'
 import { fileName, isFileResource } from '../pages/views.js'
 
 /** What the category pages are built from, and the files directory. */
-export interface FileRoutesDeps extends Omit<SectionDeps, 'restrictedCategories' | 'paths'> {
+export interface FileRoutesDeps extends Omit<SectionDeps, 'paths'> {
   /** The files directory's real path; undefined when the section has no files option. */
   root: string | undefined
 }
@@ -123,8 +123,9 @@ export async function fileRoutes (fastify: FastifyInstance, deps: FileRoutesDeps
     if (address === undefined || !isSlug(address.slug)) return undefined
     const category = await catalog.getCategory(address.slug)
     if (category === undefined) return undefined
-    // A member outside the audience gets the 403 for any address in the category, so that it cannot
-    // learn which resources exist; the resource is looked for here and missing ones answered after.
+    // A member outside the audience gets the 403 (with 'hide', the 404) for any address in the category,
+    // so that it cannot learn which resources exist; the resource is looked for here and missing ones
+    // answered after.
     const resource = category.resources.find((r): r is FileResource => r.id === address.id && isFileResource(r) && fileName(r.file) === address.name)
     return { title: category.title, audience: category.audience, slug: category.slug, resource }
   }
@@ -151,7 +152,7 @@ export async function fileRoutes (fastify: FastifyInstance, deps: FileRoutesDeps
     // marked for the anonymous short-circuit in the same way.
     files.get('/*', {
       config: shortCircuitMark(deps.anonymous, deps.sessionDecides),
-      preHandler: accessGuard<FileTarget>({ memberOf, pages, ...deps.anonymous }, findFile, notFound),
+      preHandler: accessGuard<FileTarget>({ memberOf, pages, ...deps.anonymous }, findFile, notFound, deps.restrictedCategories),
       // A host's @fastify/static setHeaders runs after ours: on a file, the private Cache-Control is put back last.
       onSend: function privateFile (_request, reply, payload, done) {
         if (reply.hasHeader('content-disposition') && DOWNLOAD_STATUSES.has(reply.statusCode)) reply.header('cache-control', CACHE_CONTROL)

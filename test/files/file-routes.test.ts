@@ -293,6 +293,35 @@ t.test('a member outside the category\'s audience gets the 403, for any address 
   t.equal((await app.inject({ url: `${FILES}/staff-room/no-such-resource/x.pdf`, headers: { cookie: teacher } })).statusCode, 404, 'inside the audience, a missing resource is a 404')
 })
 
+t.test('with restrictedCategories \'hide\', every address in a hidden category is answered as an unknown file: the same 404', async (t) => {
+  const { app } = await build(t, { plugin: { restrictedCategories: 'hide' } })
+  // As a browser keeps it: the session and the CSRF cookie the first page sets, so no answer sets a new one.
+  const signedIn = await signInAs(app, 'parent@example.org')
+  const parent = withCookies(signedIn, await app.inject({ url: '/schools/resources/', headers: { cookie: signedIn } }))
+  const withoutDate = (h: Record<string, unknown>) => Object.fromEntries(Object.entries(h).filter(([k]) => k !== 'date'))
+  // The logout form's token is new on every page (a fresh salt on the same secret).
+  const body = (res: { body: string }) => res.body.replace(/name="_csrf" value="[^"]+"/, 'name="_csrf" value="TOKEN"')
+  for (const accept of ['text/html', 'application/json']) {
+    const headers = { cookie: parent, accept }
+    // Unknown: a category that does not exist, and a resource that does not exist in an open one.
+    const unknown = await app.inject({ url: `${FILES}/no-such-category/plan/plan.pdf`, headers })
+    const missing = await app.inject({ url: `${FILES}/maths/no-such-resource/x.pdf`, headers })
+    t.equal(unknown.statusCode, 404)
+    for (const url of [`${FILES}/staff-room/plan/plan.pdf`, `${FILES}/staff-room/no-such-resource/x.pdf`]) {
+      const hidden = await app.inject({ url, headers })
+      t.equal(hidden.statusCode, 404, `${accept}: ${url}`)
+      t.same(withoutDate(hidden.headers), withoutDate(unknown.headers), `${accept}: the same headers`)
+      t.equal(body(hidden), body(unknown), `${accept}: the same body`)
+      t.equal(body(hidden), body(missing))
+      t.notMatch(hidden.body, /Staff room|staff plan|FST_SR_FORBIDDEN/)
+    }
+  }
+  const teacher = await signInAs(app, 'teacher@example.org')
+  const plan = await app.inject({ url: `${FILES}/staff-room/plan/plan.pdf`, headers: { cookie: teacher } })
+  t.equal(plan.statusCode, 200, 'the audience still gets the file')
+  t.equal(plan.body, '%PDF-1.4 staff plan')
+})
+
 t.test('traversal, encoded slashes, NUL, backslashes, absolute paths: raw on the wire, a 404 or the login redirect, never a byte from outside', async (t) => {
   const { app, catalog } = await build(t)
   await app.listen({ port: 0, host: '127.0.0.1' })
