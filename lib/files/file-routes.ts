@@ -30,6 +30,8 @@ interface FileTarget {
 const CACHE_CONTROL = 'private, no-cache'
 // The answers that are the file (or a part of it, or "unchanged"); anything else is a page of its own.
 const DOWNLOAD_STATUSES = new Set([200, 206, 304])
+// The answers whose body is the file or a part of it: only these carry its Content-Disposition.
+const FILE_BODY_STATUSES = new Set([200, 206])
 
 // Every option @fastify/send reads, set here, so that a host's own @fastify/static registration (whose
 // decorator is reused) changes none of them: ranges, validators and the type on; no index, no other
@@ -155,7 +157,12 @@ export async function fileRoutes (fastify: FastifyInstance, deps: FileRoutesDeps
       preHandler: accessGuard<FileTarget>({ memberOf, pages, ...deps.anonymous }, findFile, notFound, deps.restrictedCategories),
       // A host's @fastify/static setHeaders runs after ours: on a file, the private Cache-Control is put back last.
       onSend: function privateFile (_request, reply, payload, done) {
-        if (reply.hasHeader('content-disposition') && DOWNLOAD_STATUSES.has(reply.statusCode)) reply.header('cache-control', CACHE_CONTROL)
+        if (reply.hasHeader('content-disposition')) {
+          if (DOWNLOAD_STATUSES.has(reply.statusCode)) reply.header('cache-control', CACHE_CONTROL)
+          // @fastify/send's 412 (If-Match, If-Unmodified-Since) and 416 (a range past the end) are error
+          // bodies: with the attachment header a browser would save one under the file's name.
+          if (!FILE_BODY_STATUSES.has(reply.statusCode)) reply.removeHeader('content-disposition')
+        }
         done(null, payload)
       }
     }, download)

@@ -173,6 +173,7 @@ t.test('revalidation answers 304, ranges 206 or 416, and HEAD has the headers wi
   t.equal(byTag.statusCode, 304)
   t.equal(byTag.body, '')
   t.equal(byTag.headers['cache-control'], 'private, no-cache')
+  t.equal(byTag.headers['content-disposition'], undefined, 'a 304 has no body to save')
   const byDate = await app.inject({ url: SHEET, headers: { cookie, 'if-modified-since': lastModified } })
   t.equal(byDate.statusCode, 304)
   const stale = await app.inject({ url: SHEET, headers: { cookie, 'if-none-match': 'W/"something-else"' } })
@@ -181,6 +182,7 @@ t.test('revalidation answers 304, ranges 206 or 416, and HEAD has the headers wi
   const range = await app.inject({ url: SHEET, headers: { cookie, range: 'bytes=0-99' } })
   t.equal(range.statusCode, 206)
   t.equal(range.headers['content-range'], `bytes 0-99/${PDF.length}`)
+  t.equal(range.headers['content-disposition'], 'attachment; filename=sheet.pdf', 'a part of the file keeps its name')
   t.same(range.rawPayload, PDF.subarray(0, 100))
   const tail = await app.inject({ url: SHEET, headers: { cookie, range: 'bytes=-10' } })
   t.equal(tail.statusCode, 206)
@@ -198,6 +200,33 @@ t.test('revalidation answers 304, ranges 206 or 416, and HEAD has the headers wi
   t.equal(head.headers['content-length'], String(PDF.length))
   t.equal(head.headers['content-disposition'], 'attachment; filename=sheet.pdf')
   t.equal(head.headers['cache-control'], 'private, no-cache')
+})
+
+t.test('412 and 416 are error answers, not the file: no Content-Disposition, so a browser does not save them as it', async (t) => {
+  const { app } = await build(t)
+  const cookie = await signInAs(app, 'parent@example.org')
+  const first = await app.inject({ url: SHEET, headers: { cookie } })
+  const lastModified = new Date(first.headers['last-modified'] as string)
+  const before = new Date(lastModified.getTime() - 60_000).toUTCString()
+  const cases: Array<[string, Record<string, string>, number]> = [
+    ['If-Match with another validator', { 'if-match': '"another-version"' }, 412],
+    ['If-Unmodified-Since before the file changed', { 'if-unmodified-since': before }, 412],
+    ['a range past the end', { range: `bytes=${PDF.length + 10}-` }, 416],
+    ['a range past the end, If-Match met', { range: `bytes=${PDF.length}-${PDF.length + 5}`, 'if-match': first.headers.etag as string }, 416]
+  ]
+  for (const [what, headers, status] of cases) {
+    for (const accept of ['text/html', 'application/json']) {
+      const res = await app.inject({ url: SHEET, headers: { cookie, accept, ...headers } })
+      t.equal(res.statusCode, status, what)
+      t.equal(res.headers['content-disposition'], undefined, `${what}: no attachment`)
+      t.not(res.rawPayload.subarray(0, 5).toString(), '%PDF-', `${what}: no byte of the file`)
+    }
+  }
+  // The same validators, met, still download the file.
+  const met = await app.inject({ url: SHEET, headers: { cookie, 'if-match': first.headers.etag as string, 'if-unmodified-since': lastModified.toUTCString() } })
+  t.equal(met.statusCode, 200)
+  t.equal(met.headers['content-disposition'], 'attachment; filename=sheet.pdf')
+  t.same(met.rawPayload, PDF)
 })
 
 t.test('names and ids with spaces, slashes, UTF-8 and reserved characters: the page\'s link downloads the file', async (t) => {
