@@ -79,7 +79,7 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
       keepSessionData: opts.keepSessionData,
       lockout: opts.lockout === false ? undefined : new Lockout(opts.lockout),
       verifyCsrf: csrf.verify,
-      renewCsrfCookie: csrf.ownCookie,
+      renewCsrfCookie: csrf.dropCookie,
       rateLimit: opts.loginRateLimit === false ? undefined : await loginRateLimit(section, opts.loginRateLimit)
     })
   }
