@@ -59,9 +59,10 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
       paths,
       prefix: opts.prefix,
       anonymous,
-      sessionDecides
+      sessionDecides,
+      restrictedCategories: opts.restrictedCategories
     }
-    sectionRoutes(section, { ...routes, restrictedCategories: opts.restrictedCategories })
+    sectionRoutes(section, routes)
     await fileRoutes(section, { ...routes, root: opts.filesRoot })
     if (opts.authenticate === undefined || !opts.signIn) return
     // The logout forms' tokens, in every section; the routes in the first section with this login path.
@@ -78,7 +79,7 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
       keepSessionData: opts.keepSessionData,
       lockout: opts.lockout === false ? undefined : new Lockout(opts.lockout),
       verifyCsrf: csrf.verify,
-      renewCsrfCookie: csrf.ownCookie,
+      renewCsrfCookie: csrf.dropCookie,
       rateLimit: opts.loginRateLimit === false ? undefined : await loginRateLimit(section, opts.loginRateLimit)
     })
   }

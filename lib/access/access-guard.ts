@@ -56,17 +56,24 @@ export async function answerForbidden (request: FastifyRequest, reply: FastifyRe
 type Admit = (request: FastifyRequest, reply: FastifyReply, member: Member) => boolean | Promise<boolean>
 
 /**
+ * What a member outside the audience gets: `'mark'`, the 403 naming what was refused; `'hide'`, the
+ * answer for something that does not exist, so that nothing tells a hidden target from an unknown one.
+ */
+export type OutsideAudience = 'mark' | 'hide'
+
+/**
  * A members-only route's own preHandler: the last hook before the page, so that every hook the host
  * registered (onRequest to preHandler: an MFA gate, a suspension check) has run before anyone, member or
  * not, gets an answer from the section. An anonymous visitor gets the spec's login redirect (then the
  * redirect to the section index, which redirectOnce refuses with its warning) before anything is looked
  * up, so the redirect never tells what exists or who may see it. A member gets `unknown`'s answer for
- * something that does not exist, the 403 outside its audience, and otherwise the page.
+ * something that does not exist, outside its audience the 403 (or with `'hide'` `unknown`'s answer
+ * again), and otherwise the page.
  */
-export function accessGuard<T extends Protected> (deps: AccessGuardDeps, find: FindTarget<T>, unknown: AnswerUnknown): preHandlerHookHandler {
+export function accessGuard<T extends Protected> (deps: AccessGuardDeps, find: FindTarget<T>, unknown: AnswerUnknown, outside: OutsideAudience): preHandlerHookHandler {
   return guard(deps, async function admitFound (request, reply, member) {
     const target = await find(request, member)
-    if (target === undefined) {
+    if (target === undefined || (outside === 'hide' && !canSee(member, target.audience))) {
       await unknown(request, reply, member)
       return false
     }

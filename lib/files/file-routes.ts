@@ -12,7 +12,7 @@ import { notFoundAnswer, type SectionDeps } from '../section/section-routes.js'
 import { fileName, isFileResource } from '../pages/views.js'
 
 /** What the category pages are built from, and the files directory. */
-export interface FileRoutesDeps extends Omit<SectionDeps, 'restrictedCategories' | 'paths'> {
+export interface FileRoutesDeps extends Omit<SectionDeps, 'paths'> {
   /** The files directory's real path; undefined when the section has no files option. */
   root: string | undefined
 }
@@ -30,6 +30,8 @@ interface FileTarget {
 const CACHE_CONTROL = 'private, no-cache'
 // The answers that are the file (or a part of it, or "unchanged"); anything else is a page of its own.
 const DOWNLOAD_STATUSES = new Set([200, 206, 304])
+// The answers whose body is the file or a part of it: only these carry its Content-Disposition.
+const FILE_BODY_STATUSES = new Set([200, 206])
 
 // Every option @fastify/send reads, set here, so that a host's own @fastify/static registration (whose
 // decorator is reused) changes none of them: ranges, validators and the type on; no index, no other
@@ -123,8 +125,9 @@ export async function fileRoutes (fastify: FastifyInstance, deps: FileRoutesDeps
     if (address === undefined || !isSlug(address.slug)) return undefined
     const category = await catalog.getCategory(address.slug)
     if (category === undefined) return undefined
-    // A member outside the audience gets the 403 for any address in the category, so that it cannot
-    // learn which resources exist; the resource is looked for here and missing ones answered after.
+    // A member outside the audience gets the 403 (with 'hide', the 404) for any address in the category,
+    // so that it cannot learn which resources exist; the resource is looked for here and missing ones
+    // answered after.
     const resource = category.resources.find((r): r is FileResource => r.id === address.id && isFileResource(r) && fileName(r.file) === address.name)
     return { title: category.title, audience: category.audience, slug: category.slug, resource }
   }
@@ -151,10 +154,15 @@ export async function fileRoutes (fastify: FastifyInstance, deps: FileRoutesDeps
     // marked for the anonymous short-circuit in the same way.
     files.get('/*', {
       config: shortCircuitMark(deps.anonymous, deps.sessionDecides),
-      preHandler: accessGuard<FileTarget>({ memberOf, pages, ...deps.anonymous }, findFile, notFound),
+      preHandler: accessGuard<FileTarget>({ memberOf, pages, ...deps.anonymous }, findFile, notFound, deps.restrictedCategories),
       // A host's @fastify/static setHeaders runs after ours: on a file, the private Cache-Control is put back last.
       onSend: function privateFile (_request, reply, payload, done) {
-        if (reply.hasHeader('content-disposition') && DOWNLOAD_STATUSES.has(reply.statusCode)) reply.header('cache-control', CACHE_CONTROL)
+        if (reply.hasHeader('content-disposition')) {
+          if (DOWNLOAD_STATUSES.has(reply.statusCode)) reply.header('cache-control', CACHE_CONTROL)
+          // @fastify/send's 412 (If-Match, If-Unmodified-Since) and 416 (a range past the end) are error
+          // bodies: with the attachment header a browser would save one under the file's name.
+          if (!FILE_BODY_STATUSES.has(reply.statusCode)) reply.removeHeader('content-disposition')
+        }
         done(null, payload)
       }
     }, download)

@@ -29,7 +29,7 @@ export const CONTENT_SECURITY_POLICY = {
 export async function registerSecurityHeaders (section: FastifyInstance, options: HelmetOptions | false): Promise<SecurityHeaders> {
   if (options === false) return { owner: 'none' }
   if (section.hasReplyDecorator('helmet')) return { owner: 'host' }
-  const settings: HelmetOptions = { contentSecurityPolicy: CONTENT_SECURITY_POLICY, ...options }
+  const settings: HelmetOptions = { contentSecurityPolicy: CONTENT_SECURITY_POLICY, ...hstsOffUnlessAsked(options) }
   const setHeaders = helmet(settings)
   const fixed = hasFunction(settings) ? undefined : fixedHeaders(setHeaders)
   const apply: ApplySecurityHeaders = fixed === undefined
@@ -54,6 +54,18 @@ export async function registerSecurityHeaders (section: FastifyInstance, options
     done()
   })
   return { owner: 'plugin', apply }
+}
+
+/**
+ * Strict-Transport-Security off unless the host asks for it (`strictTransportSecurity` or its alias `hsts`):
+ * helmet's default, a year with includeSubDomains, would pin every subdomain of the host's site to https
+ * from a page of this section, a decision that belongs to the host.
+ */
+function hstsOffUnlessAsked (options: HelmetOptions): HelmetOptions {
+  if (options.strictTransportSecurity !== undefined || options.hsts !== undefined) return options
+  // An alias left as undefined would make helmet refuse the option as given twice.
+  const { hsts: _hsts, strictTransportSecurity: _sts, ...rest } = options
+  return { ...rest, strictTransportSecurity: false }
 }
 
 function hasFunction (value: unknown, seen = new WeakSet<object>()): boolean {

@@ -6,7 +6,7 @@ import { wantsJson } from '../pages/negotiation.js'
 import { isFileResource } from '../pages/views.js'
 import type { PageRenderer, SectionPaths } from '../pages/page-renderer.js'
 import { applyFilter, resourceFilter } from '../pages/filters.js'
-import { accessGuard, grantedAccess } from '../access/access-guard.js'
+import { accessGuard, grantedAccess, type OutsideAudience } from '../access/access-guard.js'
 import { canSee } from '../access/audience.js'
 import { isSlug } from './catalog.js'
 
@@ -25,12 +25,15 @@ export interface SectionDeps {
   anonymous: AnonymousRedirect
   /** Whether being signed in is decided by the session alone (no host getMember). */
   sessionDecides: boolean
-  /** How the index shows categories the visitor cannot open. */
-  restrictedCategories: 'mark' | 'hide'
+  /**
+   * How categories a member cannot open are shown: `'mark'`, on the index and a 403 at their address;
+   * `'hide'`, left off the index and answered at their address like a slug that does not exist.
+   */
+  restrictedCategories: OutsideAudience
 }
 
 /** The index's categories for `member` (undefined: not signed in), marked or left out as the option says. */
-export function indexCategories (categories: readonly Category[], member: Member | undefined, mode: 'mark' | 'hide') {
+export function indexCategories (categories: readonly Category[], member: Member | undefined, mode: OutsideAudience) {
   const listed = categories.map((c) => ({ ...c, locked: member !== undefined && !canSee(member, c.audience) }))
   // Hidden: a restricted category is listed to members of its audience only, so nobody else learns it exists.
   return mode === 'mark' ? listed : listed.filter((c) => c.audience === undefined || (member !== undefined && !c.locked))
@@ -118,7 +121,7 @@ export function sectionRoutes (fastify: FastifyInstance, deps: SectionDeps): voi
   // session cookie first; not when the host's getMember decides, whose members may have no such cookie.
   fastify.get(`${prefix}/resources/*`, {
     config: shortCircuitMark(deps.anonymous, deps.sessionDecides),
-    preHandler: accessGuard({ memberOf, pages, ...deps.anonymous }, findCategory, toIndex)
+    preHandler: accessGuard({ memberOf, pages, ...deps.anonymous }, findCategory, toIndex, deps.restrictedCategories)
   }, categoryPage)
 
   // Scoped to the prefix: the host's own 404 handling stays in charge everywhere else.

@@ -2,8 +2,35 @@ import csrfProtection from '@fastify/csrf-protection'
 import type { FastifyInstance, FastifyReply, preHandlerHookHandler } from 'fastify'
 import { hasLiveSession } from './member.js'
 
-/** The cookie that carries the CSRF secret. */
-export const CSRF_COOKIE = '_csrf'
+/** The cookie that carries the CSRF secret, on an http site (no https `baseUrl`). */
+const CSRF_COOKIE = '_csrf'
+/**
+ * The same on an https site: the `__Host-` prefix makes browsers refuse it unless it is Secure, has Path=/
+ * and no Domain, so a sibling subdomain or a plain-http page cannot plant a secret of its own.
+ */
+const HOST_CSRF_COOKIE = '__Host-_csrf'
+
+/** The attributes of the CSRF cookie, as @fastify/cookie takes them. */
+interface CsrfCookieOptions {
+  path: '/'
+  domain: undefined
+  sameSite: 'strict'
+  httpOnly: true
+  secure: true | 'auto'
+  signed: boolean
+}
+
+/** The CSRF cookie's name and attributes for a site whose address is `baseUrl`. */
+function csrfCookie (baseUrl: string | undefined): { name: string, options: CsrfCookieOptions } {
+  const https = baseUrl?.startsWith('https:') === true
+  return {
+    name: https ? HOST_CSRF_COOKIE : CSRF_COOKIE,
+    // domain: undefined overrides a Domain in the host's @fastify/cookie parseOptions: host-only, as
+    // `__Host-` requires (a browser drops such a cookie with a Domain), on http too.
+    options: { path: '/', domain: undefined, sameSite: 'strict', httpOnly: true, secure: https ? true : 'auto', signed: false }
+  }
+}
+
 // @fastify/csrf-protection's default key, where a host's own registration of it keeps its secret in the session.
 const CSRF_DEFAULT_SESSION_KEY = '_csrf'
 export const CSRF_ERROR_CODES: ReadonlySet<string> = new Set(['FST_CSRF_MISSING_SECRET', 'FST_CSRF_INVALID_TOKEN'])
@@ -11,22 +38,25 @@ export const CSRF_ERROR_CODES: ReadonlySet<string> = new Set(['FST_CSRF_MISSING_
 /**
  * CSRF tokens for the login and logout forms, with the secret in a cookie of its own (as Django does), not
  * in the session: a visitor who only opens the login form leaves nothing in the session store, and the
- * session starts at sign-in. The cookie is httpOnly and SameSite=Strict, Secure on https (always, when `baseUrl`
- * is https), and signed when
- * the host gave @fastify/cookie a secret. A token is worthless without the cookie it was made for. A host
- * that registered @fastify/csrf-protection keeps its own. Resolves to the hook that checks a form's token,
- * and whether the cookie is ours (then sign-in renews it).
+ * session starts at sign-in. The cookie is httpOnly, SameSite=Strict and host-only, Secure on https, and
+ * on an https `baseUrl` always Secure and named `__Host-_csrf`; signed when the host gave @fastify/cookie a
+ * secret. A token is worthless without the cookie it was made for. A host that registered
+ * @fastify/csrf-protection keeps its own. Resolves to the hook that checks a form's token, and, when the
+ * cookie is ours, how to drop it (sign-in does, so that the next page makes a new secret).
  */
-export async function registerCsrf (section: FastifyInstance, baseUrl: string | undefined): Promise<{ verify: preHandlerHookHandler, ownCookie: boolean }> {
-  const ownCookie = !section.hasReplyDecorator('generateCsrf')
-  if (ownCookie) {
-    await section.register(csrfProtection, {
-      sessionPlugin: '@fastify/cookie',
-      cookieKey: CSRF_COOKIE,
-      cookieOpts: { path: '/', sameSite: 'strict', httpOnly: true, secure: baseUrl?.startsWith('https:') === true ? true : 'auto', signed: section.hasReplyDecorator('unsignCookie') }
-    })
+export async function registerCsrf (section: FastifyInstance, baseUrl: string | undefined): Promise<{ verify: preHandlerHookHandler, dropCookie: ((reply: FastifyReply) => void) | undefined }> {
+  if (section.hasReplyDecorator('generateCsrf')) return { verify: section.csrfProtection, dropCookie: undefined }
+  const { name, options } = csrfCookie(baseUrl)
+  await section.register(csrfProtection, {
+    sessionPlugin: '@fastify/cookie',
+    cookieKey: name,
+    cookieOpts: { ...options, signed: section.hasReplyDecorator('unsignCookie') }
+  })
+  return {
+    verify: section.csrfProtection,
+    // With the attributes it was set with: a browser ignores a deletion of a `__Host-` cookie without Secure.
+    dropCookie: (reply) => { reply.clearCookie(name, options) }
   }
-  return { verify: section.csrfProtection, ownCookie }
 }
 
 /**

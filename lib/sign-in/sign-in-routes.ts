@@ -3,7 +3,7 @@ import type { Credentials, Member } from '../types.js'
 import { errorCodes } from '../errors.js'
 import { siteOrigin } from '../redirect/site-origin.js'
 import { loginRedirectUrl } from '../redirect/login-redirect.js'
-import { CSRF_COOKIE, CSRF_ERROR_CODES, csrfTokenFor, keptAtSignIn } from '../session/csrf.js'
+import { CSRF_ERROR_CODES, csrfTokenFor, keptAtSignIn } from '../session/csrf.js'
 import { isMember, type MemberLookup } from '../session/member.js'
 import { isJsonClient, sendJsonError, wantsJson } from '../pages/negotiation.js'
 import type { PageRenderer, SectionPaths } from '../pages/page-renderer.js'
@@ -30,8 +30,8 @@ export interface SignInDeps {
   lockout: Lockout | undefined
   /** Checks the form's CSRF token (runs before the handlers). */
   verifyCsrf: preHandlerHookHandler
-  /** Whether the CSRF cookie is the plugin's own, renewed at sign-in. */
-  renewCsrfCookie: boolean
+  /** Drops the CSRF cookie when it is the plugin's own, so that sign-in renews it. */
+  renewCsrfCookie: ((reply: FastifyReply) => void) | undefined
   /** Limits attempts per client address, when on. */
   rateLimit: preHandlerHookHandler | undefined
 }
@@ -160,7 +160,7 @@ export function signInRoutes (fastify: FastifyInstance, deps: SignInDeps): void 
     if (member.groups !== undefined) stored.groups = [...member.groups]
     request.session.set(sessionKey as 'member', stored)
     // A new CSRF secret too (the next page makes it), so that a token seen before sign-in is worthless after.
-    if (deps.renewCsrfCookie) reply.clearCookie(CSRF_COOKIE, { path: '/' })
+    deps.renewCsrfCookie?.(reply)
 
     reply.header('cache-control', 'no-store')
     // Absolute, as documented, whether the return address was given or not.

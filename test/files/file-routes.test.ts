@@ -22,6 +22,7 @@ import { demoFiles } from '../../examples/demo-catalog.js'
 import { BASE_URL, conflictWarnings, formToken, openLoginForm, postLogin, SECRET, sessionCookie, withCookies } from '../helpers/app.js'
 import { AsyncStore } from '../helpers/async-store.js'
 import { locationOf, rawRequest, statusOf } from '../helpers/raw-http.js'
+import { NOBODY, nobodyCannotRun } from '../helpers/as-nobody.js'
 import { fileAddress } from '../../lib/files/file-routes.js'
 
 // The protected files: served by @fastify/static to members who may see the category, the login
@@ -173,6 +174,7 @@ t.test('revalidation answers 304, ranges 206 or 416, and HEAD has the headers wi
   t.equal(byTag.statusCode, 304)
   t.equal(byTag.body, '')
   t.equal(byTag.headers['cache-control'], 'private, no-cache')
+  t.equal(byTag.headers['content-disposition'], undefined, 'a 304 has no body to save')
   const byDate = await app.inject({ url: SHEET, headers: { cookie, 'if-modified-since': lastModified } })
   t.equal(byDate.statusCode, 304)
   const stale = await app.inject({ url: SHEET, headers: { cookie, 'if-none-match': 'W/"something-else"' } })
@@ -181,6 +183,7 @@ t.test('revalidation answers 304, ranges 206 or 416, and HEAD has the headers wi
   const range = await app.inject({ url: SHEET, headers: { cookie, range: 'bytes=0-99' } })
   t.equal(range.statusCode, 206)
   t.equal(range.headers['content-range'], `bytes 0-99/${PDF.length}`)
+  t.equal(range.headers['content-disposition'], 'attachment; filename=sheet.pdf', 'a part of the file keeps its name')
   t.same(range.rawPayload, PDF.subarray(0, 100))
   const tail = await app.inject({ url: SHEET, headers: { cookie, range: 'bytes=-10' } })
   t.equal(tail.statusCode, 206)
@@ -198,6 +201,33 @@ t.test('revalidation answers 304, ranges 206 or 416, and HEAD has the headers wi
   t.equal(head.headers['content-length'], String(PDF.length))
   t.equal(head.headers['content-disposition'], 'attachment; filename=sheet.pdf')
   t.equal(head.headers['cache-control'], 'private, no-cache')
+})
+
+t.test('412 and 416 are error answers, not the file: no Content-Disposition, so a browser does not save them as it', async (t) => {
+  const { app } = await build(t)
+  const cookie = await signInAs(app, 'parent@example.org')
+  const first = await app.inject({ url: SHEET, headers: { cookie } })
+  const lastModified = new Date(first.headers['last-modified'] as string)
+  const before = new Date(lastModified.getTime() - 60_000).toUTCString()
+  const cases: Array<[string, Record<string, string>, number]> = [
+    ['If-Match with another validator', { 'if-match': '"another-version"' }, 412],
+    ['If-Unmodified-Since before the file changed', { 'if-unmodified-since': before }, 412],
+    ['a range past the end', { range: `bytes=${PDF.length + 10}-` }, 416],
+    ['a range past the end, If-Match met', { range: `bytes=${PDF.length}-${PDF.length + 5}`, 'if-match': first.headers.etag as string }, 416]
+  ]
+  for (const [what, headers, status] of cases) {
+    for (const accept of ['text/html', 'application/json']) {
+      const res = await app.inject({ url: SHEET, headers: { cookie, accept, ...headers } })
+      t.equal(res.statusCode, status, what)
+      t.equal(res.headers['content-disposition'], undefined, `${what}: no attachment`)
+      t.not(res.rawPayload.subarray(0, 5).toString(), '%PDF-', `${what}: no byte of the file`)
+    }
+  }
+  // The same validators, met, still download the file.
+  const met = await app.inject({ url: SHEET, headers: { cookie, 'if-match': first.headers.etag as string, 'if-unmodified-since': lastModified.toUTCString() } })
+  t.equal(met.statusCode, 200)
+  t.equal(met.headers['content-disposition'], 'attachment; filename=sheet.pdf')
+  t.same(met.rawPayload, PDF)
 })
 
 t.test('names and ids with spaces, slashes, UTF-8 and reserved characters: the page\'s link downloads the file', async (t) => {
@@ -293,6 +323,35 @@ t.test('a member outside the category\'s audience gets the 403, for any address 
   t.equal((await app.inject({ url: `${FILES}/staff-room/no-such-resource/x.pdf`, headers: { cookie: teacher } })).statusCode, 404, 'inside the audience, a missing resource is a 404')
 })
 
+t.test('with restrictedCategories \'hide\', every address in a hidden category is answered as an unknown file: the same 404', async (t) => {
+  const { app } = await build(t, { plugin: { restrictedCategories: 'hide' } })
+  // As a browser keeps it: the session and the CSRF cookie the first page sets, so no answer sets a new one.
+  const signedIn = await signInAs(app, 'parent@example.org')
+  const parent = withCookies(signedIn, await app.inject({ url: '/schools/resources/', headers: { cookie: signedIn } }))
+  const withoutDate = (h: Record<string, unknown>) => Object.fromEntries(Object.entries(h).filter(([k]) => k !== 'date'))
+  // The logout form's token is new on every page (a fresh salt on the same secret).
+  const body = (res: { body: string }) => res.body.replace(/name="_csrf" value="[^"]+"/, 'name="_csrf" value="TOKEN"')
+  for (const accept of ['text/html', 'application/json']) {
+    const headers = { cookie: parent, accept }
+    // Unknown: a category that does not exist, and a resource that does not exist in an open one.
+    const unknown = await app.inject({ url: `${FILES}/no-such-category/plan/plan.pdf`, headers })
+    const missing = await app.inject({ url: `${FILES}/maths/no-such-resource/x.pdf`, headers })
+    t.equal(unknown.statusCode, 404)
+    for (const url of [`${FILES}/staff-room/plan/plan.pdf`, `${FILES}/staff-room/no-such-resource/x.pdf`]) {
+      const hidden = await app.inject({ url, headers })
+      t.equal(hidden.statusCode, 404, `${accept}: ${url}`)
+      t.same(withoutDate(hidden.headers), withoutDate(unknown.headers), `${accept}: the same headers`)
+      t.equal(body(hidden), body(unknown), `${accept}: the same body`)
+      t.equal(body(hidden), body(missing))
+      t.notMatch(hidden.body, /Staff room|staff plan|FST_SR_FORBIDDEN/)
+    }
+  }
+  const teacher = await signInAs(app, 'teacher@example.org')
+  const plan = await app.inject({ url: `${FILES}/staff-room/plan/plan.pdf`, headers: { cookie: teacher } })
+  t.equal(plan.statusCode, 200, 'the audience still gets the file')
+  t.equal(plan.body, '%PDF-1.4 staff plan')
+})
+
 t.test('traversal, encoded slashes, NUL, backslashes, absolute paths: raw on the wire, a 404 or the login redirect, never a byte from outside', async (t) => {
   const { app, catalog } = await build(t)
   await app.listen({ port: 0, host: '127.0.0.1' })
@@ -376,19 +435,24 @@ t.test('a symlink out of the directory, a folder and a missing file: the 404 pag
   t.equal(fileWarnings(logs).length, 7)
 })
 
-t.test('a file the server may not read (EACCES): the 404 page and a warning, not a 500 that names the path', async (t) => {
-  // Root reads every file, so the app runs in a child process as nobody when the suite runs as root.
+// Root reads every file, so the EACCES test runs its app in a child process as nobody when the suite runs
+// as root; where nobody cannot run Node or read the project, it is skipped, saying why.
+const UNREADABLE_FIXTURE = resolve(__dirname, '../fixtures/unreadable-file.cjs')
+const asRoot = process.getuid?.() === 0
+const cannotRunAsNobody = asRoot ? nobodyCannotRun(process.execPath, UNREADABLE_FIXTURE) : undefined
+if (cannotRunAsNobody !== undefined) process.stderr.write(`\n*** SKIPPED the EACCES test: ${cannotRunAsNobody} ***\n\n`)
+
+t.test('a file the server may not read (EACCES): the 404 page and a warning, not a 500 that names the path', { skip: cannotRunAsNobody ?? false }, async (t) => {
   const dir = realpathSync(mkdtempSync(join(tmpdir(), 'schools-unreadable-')))
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
   chmodSync(dir, 0o755)
   writeFileSync(join(dir, 'locked.pdf'), '%PDF-1.4 locked')
   chmodSync(join(dir, 'locked.pdf'), 0o000)
-  const asRoot = process.getuid?.() === 0
   // stderr kept out of the report: tap's process-info hook, in the child too, cannot write under .tap/ as nobody.
-  const out = execFileSync(process.execPath, [resolve(__dirname, '../fixtures/unreadable-file.cjs'), dir], {
+  const out = execFileSync(process.execPath, [UNREADABLE_FIXTURE, dir], {
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'pipe'],
-    ...(asRoot ? { uid: 65534, gid: 65534 } : {})
+    ...(asRoot ? NOBODY : {})
   })
   const { html, json, logs } = JSON.parse(out) as { html: { status: number, body: string }, json: { status: number, body: string }, logs: string[] }
   t.equal(html.status, 404)
@@ -397,6 +461,21 @@ t.test('a file the server may not read (EACCES): the 404 page and a warning, not
   t.notMatch(json.body, dir, 'the path stays in the log')
   t.equal(logs.length, 1)
   t.match(logs[0], 'the file of resource "locked" (category "maths") "locked.pdf" cannot be opened (EACCES)')
+})
+
+t.test('the EACCES test\'s probe: nobody can run this Node; not one under a directory nobody may not enter', { skip: asRoot ? false : 'only root can run a child as nobody' }, async (t) => {
+  // A home directory as nvm leaves it (0700), with the Node the suite runs on inside it.
+  const home = realpathSync(mkdtempSync(join(tmpdir(), 'schools-home-')))
+  t.teardown(() => rmSync(home, { recursive: true, force: true }))
+  chmodSync(home, 0o700)
+  symlinkSync(process.execPath, join(home, 'node'))
+  t.equal(nobodyCannotRun(process.execPath, UNREADABLE_FIXTURE), cannotRunAsNobody, 'the same answer as the suite got')
+  const why = nobodyCannotRun(join(home, 'node'), UNREADABLE_FIXTURE)
+  t.match(why, `user nobody (uid 65534) cannot run ${join(home, 'node')} on ${UNREADABLE_FIXTURE} (EACCES)`)
+  t.match(why, 'as nvm installs it')
+  const unreadable = join(home, 'fixture.cjs')
+  writeFileSync(unreadable, '')
+  t.match(nobodyCannotRun(process.execPath, unreadable), /cannot run .* on .*fixture\.cjs \(.*EACCES/, 'nor a script nobody may not read')
 })
 
 t.test('a catalog of the host\'s own is checked at each request: unsafe paths and a missing files option get the 404', async (t) => {

@@ -14,6 +14,8 @@ import { demoCatalog, demoFiles } from '../../examples/demo-catalog.js'
 
 export const SECRET = 'a-test-secret-that-is-at-least-32-characters-long'
 export const BASE_URL = 'https://www.example.org'
+/** The section's CSRF cookie on an https `baseUrl` such as BASE_URL (on http: `_csrf`). */
+export const CSRF_COOKIE = '__Host-_csrf'
 export const TEACHER = { email: 'teacher@example.org', password: 'correct horse battery staple' }
 export const TEACHER_MEMBER: Member = { id: 't-1', name: 'Ada Teacher', email: TEACHER.email }
 

@@ -24,7 +24,7 @@ t.test('the plugin\'s pages carry security headers and a CSP they satisfy', asyn
     t.equal(res.headers['x-content-type-options'], 'nosniff')
     t.equal(res.headers['x-frame-options'], 'SAMEORIGIN')
     t.equal(res.headers['referrer-policy'], 'no-referrer')
-    t.ok(res.headers['strict-transport-security'], 'HSTS')
+    t.equal(res.headers['strict-transport-security'], undefined, `${url}: no HSTS unless the host asks for it`)
     // The policy allows no inline script or style: the pages must not need any.
     t.notMatch(res.body, /<script|<style|\sstyle=|\son[a-z]+=/i, `${url}: nothing inline`)
   }
@@ -71,6 +71,33 @@ t.test('fixed options: the headers are exactly the ones helmet\'s middleware set
   t.equal(ours['x-powered-by'], undefined)
   t.equal(ours['cross-origin-embedder-policy'], 'require-corp')
   t.equal(ours['strict-transport-security'], 'max-age=600; includeSubDomains')
+})
+
+t.test('HSTS is off by default, on https too: the host turns it on through the helmet option', async (t) => {
+  // Over https (behind a proxy that says so): helmet's default would pin every subdomain for a year.
+  const off = await buildTestApp({ fastify: { trustProxy: '127.0.0.1' }, plugin: { helmet: { hsts: undefined, strictTransportSecurity: undefined } } })
+  t.teardown(() => off.app.close())
+  const cookie = await signIn(off.app)
+  for (const url of ['/schools/resources/', '/Security/login', '/schools/resources/no-such-page', '/schools/resources/resources/maths/']) {
+    const res = await off.app.inject({ url, headers: { cookie, 'x-forwarded-proto': 'https' } })
+    t.equal(res.headers['strict-transport-security'], undefined, url)
+    t.equal(res.headers['x-content-type-options'], 'nosniff', `${url}: helmet's other headers stay`)
+  }
+  for (const [helmet, expected] of [
+    [{ strictTransportSecurity: true }, 'max-age=31536000; includeSubDomains'],
+    [{ strictTransportSecurity: { maxAge: 600, includeSubDomains: false } }, 'max-age=600'],
+    [{ hsts: { maxAge: 86400 } }, 'max-age=86400; includeSubDomains']
+  ] as const) {
+    const on = await buildTestApp({ plugin: { helmet } })
+    t.teardown(() => on.app.close())
+    t.equal((await on.app.inject('/schools/resources/')).headers['strict-transport-security'], expected, JSON.stringify(helmet))
+  }
+  // With a function option (a CSP nonce) the headers are set per request: still no HSTS by default.
+  const nonce = await buildTestApp({ plugin: { helmet: { contentSecurityPolicy: { directives: { defaultSrc: ["'none'"], scriptSrc: [() => "'nonce-1'"] } } } } })
+  t.teardown(() => nonce.app.close())
+  const res = await nonce.app.inject('/schools/resources/')
+  t.match(res.headers['content-security-policy'], "'nonce-1'")
+  t.equal(res.headers['strict-transport-security'], undefined)
 })
 
 t.test('options that refer to themselves are read once, not followed round the loop', async (t) => {

@@ -4,7 +4,7 @@ import fastifyCookie from '@fastify/cookie'
 import fastifySession from '@fastify/session'
 import csrfProtection from '@fastify/csrf-protection'
 import schoolsResources, { InMemoryCatalog } from '../../lib/index.js'
-import { SECRET, TEACHER, buildTestApp, formBody, formToken, openLoginForm, postLogin, sessionCookie, signIn, signOut, teacherOnly, withCookies } from '../helpers/app.js'
+import { CSRF_COOKIE, SECRET, TEACHER, buildTestApp, formBody, formToken, openLoginForm, postLogin, sessionCookie, signIn, signOut, teacherOnly, withCookies } from '../helpers/app.js'
 
 const MATHS = '/schools/resources/resources/maths/'
 
@@ -109,7 +109,7 @@ t.test('opening the login form stores nothing: the CSRF secret is in a cookie, t
     const form = await app.inject({ url: '/Security/login', headers: i % 2 === 0 ? {} : { accept: 'application/json' } })
     if (form.statusCode !== 200) t.fail(`form view ${i}: ${form.statusCode}`)
     if (sessionCookie(form) !== undefined) sessionCookies++
-    if (i === 0) t.match(form.cookies.find((c) => c.name === '_csrf'), { httpOnly: true, sameSite: 'Strict', path: '/' }, 'the secret is in an httpOnly, SameSite=Strict cookie')
+    if (i === 0) t.match(form.cookies.find((c) => c.name === CSRF_COOKIE), { httpOnly: true, sameSite: 'Strict', path: '/' }, 'the secret is in an httpOnly, SameSite=Strict cookie')
   }
   t.equal(sessionCookies, 0, 'no session cookie')
   t.equal(store.sessions.size, 0, 'sessions stored by 1,000 form views (HTML and JSON): 0')
@@ -117,11 +117,11 @@ t.test('opening the login form stores nothing: the CSRF secret is in a cookie, t
   const res = await postLogin(app, { email: TEACHER.email, password: TEACHER.password }, { form })
   t.equal(res.statusCode, 303)
   t.equal(store.sessions.size, 1, 'the session is created at sign-in')
-  const renewed = res.cookies.find((c) => c.name === '_csrf')
+  const renewed = res.cookies.find((c) => c.name === CSRF_COOKIE)
   t.equal(renewed?.value, '', 'and the CSRF cookie is dropped, so the next page makes a new secret')
   const page = await app.inject({ url: '/schools/resources/', headers: { cookie: sessionCookie(res)! } })
   const fresh = withCookies(undefined, page)
-  t.match(fresh, /^_csrf=/, 'the first member page sets a new secret')
+  t.match(fresh, /^__Host-_csrf=/, 'the first member page sets a new secret')
   t.not(fresh, form.cookie, 'not the one from before sign-in')
 })
 
@@ -129,7 +129,7 @@ t.test('with a secret on @fastify/cookie, the CSRF cookie is signed and a forged
   const { app } = await buildTestApp({ cookie: { secret: SECRET } })
   t.teardown(() => app.close())
   const form = await openLoginForm(app)
-  t.match(form.cookie, /^_csrf=[^;.]+\.[A-Za-z0-9_/+-]{43}$/, 'signed value')
+  t.match(form.cookie, /^__Host-_csrf=[^;.]+\.[A-Za-z0-9_/+-]{43}$/, 'signed value')
   t.equal((await postLogin(app, { email: TEACHER.email, password: TEACHER.password }, { form })).statusCode, 303)
   // An attacker who can plant a cookie (a sibling subdomain) plants a secret of their own and its token.
   const planted = await buildTestApp()

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { buildTestApp, formToken, sessionCookie, TEACHER, withCookies } from '../helpers/app.js'
+import { buildTestApp, CSRF_COOKIE, formToken, sessionCookie, TEACHER, withCookies } from '../helpers/app.js'
 
 // Sign-in keeps what the host stored in the session (a language choice), under a new session id and
 // with a new CSRF secret, as Django's login() does; keepSessionData: false starts a clean session.
@@ -39,7 +39,7 @@ async function signInAfterChoosingLanguage (keepSessionData?: boolean) {
   t.equal(after.length, 1, 'the old session is gone')
   t.not(after[0].id, old.id, 'a new session id')
   t.not(sessionCookie(res), sessionCookie(form) ?? before, 'a new session cookie')
-  t.equal(res.cookies.find((c) => c.name === '_csrf')?.value, '', 'the CSRF secret is not carried over: its cookie is dropped')
+  t.equal(res.cookies.find((c) => c.name === CSRF_COOKIE)?.value, '', 'the CSRF secret is not carried over: its cookie is dropped')
   t.same(after[0].member, { id: 't-1', name: 'Ada Teacher', email: TEACHER.email })
   return { app, session: after[0], cookie: sessionCookie(res)! }
 }

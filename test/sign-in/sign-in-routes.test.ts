@@ -1,6 +1,6 @@
 import t from 'tap'
 import { formToken as formTokenOf } from '../helpers/app.js'
-import { BASE_URL, TEACHER, buildTestApp, openLoginForm, postLogin, sessionCookie, signIn, signOut } from '../helpers/app.js'
+import { BASE_URL, CSRF_COOKIE, TEACHER, buildTestApp, openLoginForm, postLogin, sessionCookie, signIn, signOut } from '../helpers/app.js'
 
 const MATHS = '/schools/resources/resources/maths/'
 
@@ -15,7 +15,7 @@ t.test('GET /Security/login shows the form and carries a safe BackURL through', 
   t.match(res.body, /<label for="email">Email<\/label>/)
   t.match(res.body, /<label for="password">Password<\/label>/)
   t.match(res.body, /<input type="hidden" name="_csrf" value="[^"]+">/)
-  t.ok(res.cookies.some((c) => c.name === '_csrf'), 'the form\'s CSRF secret lives in a cookie')
+  t.ok(res.cookies.some((c) => c.name === CSRF_COOKIE), 'the form\'s CSRF secret lives in a cookie')
   t.equal(sessionCookie(res), undefined, 'not in a session')
   t.equal(store.sessions.size, 0)
 

@@ -6,7 +6,7 @@ import { isStoreUnavailable, STORE_RETRY_AFTER_SECONDS } from '../../../lib/stor
 import { sendBounded } from '../../../lib/stores/redis/client.js'
 import { FakeRedis } from '../../helpers/fake-redis.js'
 import { ClientClosedError, ClientOfflineError, ConnectionTimeoutError, ErrorReply, SocketClosedUnexpectedlyError } from 'redis'
-import { buildTestApp, signIn, postLogin, TEACHER } from '../../helpers/app.js'
+import { buildTestApp, CSRF_COOKIE, signIn, postLogin, TEACHER } from '../../helpers/app.js'
 
 const { FST_SR_STORE_UNAVAILABLE } = errorCodes
 
@@ -215,7 +215,7 @@ t.test('store failures on the plugin routes answer 503 with Retry-After, no stac
   // The login form keeps its CSRF secret in a cookie, not in the store: it needs no store either.
   const form = await app.inject('/Security/login')
   t.equal(form.statusCode, 200, 'the login form needs no store')
-  t.same(form.cookies.map((c) => c.name), ['_csrf'], 'and starts no session')
+  t.same(form.cookies.map((c) => c.name), [CSRF_COOKIE], 'and starts no session')
 
   // The host's own routes keep the host's error handling; Fastify's default uses the error's 503.
   const host = await app.inject({ url: '/host', headers: { cookie } })
