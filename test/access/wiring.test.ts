@@ -109,9 +109,11 @@ t.test('schema validation waits for the guard: visitors get the login redirect, 
   })
 
   for (const url of ['/pupils/abc', '/pupils/7', '/decorated/abc', '/own/abc']) {
-    const res = await app.inject(url)
-    t.equal(res.statusCode, 302, `visitor ${url}`)
-    t.equal(res.headers.location, `${LOGIN}${encodeURIComponent(url)}`)
+    for (const method of ['GET', 'HEAD'] as const) {
+      const res = await app.inject({ method, url })
+      t.equal(res.statusCode, 302, `visitor ${method} ${url}`)
+      t.equal(res.headers.location, `${LOGIN}${encodeURIComponent(url)}`)
+    }
   }
   const note = await app.inject({ method: 'POST', url: '/notes', payload: { text: 'far too long for the schema' } })
   t.equal(note.statusCode, 302, 'a visitor\'s bad body too')
@@ -125,6 +127,7 @@ t.test('schema validation waits for the guard: visitors get the login redirect, 
   t.match(bad.json(), { code: 'FST_ERR_VALIDATION', message: 'params/id must match pattern "^\\d+$"' })
   t.equal((await app.inject({ url: '/decorated/abc', headers: { cookie: teacher } })).statusCode, 400)
   t.equal(loaded, 0, 'the route\'s own preHandlers never ran on a request that failed validation')
+  t.equal((await app.inject({ method: 'HEAD', url: '/pupils/abc', headers: { cookie: teacher } })).statusCode, 400, 'HEAD too')
   t.equal((await app.inject({ url: '/pupils/7', headers: { cookie: teacher } })).body, 'pupil 7')
   t.equal((await app.inject({ method: 'POST', url: '/notes', headers: { cookie: teacher }, payload: { text: 'ok' } })).body, 'noted')
   t.equal((await app.inject({ method: 'POST', url: '/notes', headers: { cookie: teacher }, payload: { text: 'far too long for the schema' } })).statusCode, 400)
