@@ -59,7 +59,7 @@ const TRUST_PROXY_FIX = 'Set trustProxy to the addresses or CIDRs of your own pr
   'or to a function that checks the proxy\'s address (docs/security.md).'
 
 /** What is wrong with a `trustProxy` value, for the log line; undefined when nothing is. */
-export function trustProxyMistake (value: unknown): string | undefined {
+function trustProxyMistake (value: unknown): string | undefined {
   if (value === true) {
     return 'Fastify\'s trustProxy is true: every client\'s X-Forwarded-For counts, so a visitor chooses its own address ' +
       'for the section\'s login rate limit (and its own X-Forwarded-Proto and X-Forwarded-Host).'
