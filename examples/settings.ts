@@ -20,7 +20,7 @@ export interface ExampleSettings {
   redisTimeoutMs: number
   redisConnectTimeoutMs: number
   /** Fastify's trustProxy: behind a TLS-terminating proxy, so that the visitor's https and address count. */
-  trustProxy: boolean | string | undefined
+  trustProxy: string | undefined
   requestTimeoutMs: number
   connectionTimeoutMs: number
 }
@@ -54,10 +54,24 @@ function redacted (raw: string): string {
   return raw.replace(/\/\/([^/@]*):[^/@]*@/, '//$1:***@')
 }
 
-/** TRUST_PROXY as Fastify's trustProxy: `true`, or the proxies' addresses/CIDRs separated by commas. */
-function trustProxy (raw: string | undefined): boolean | string | undefined {
+const TRUST_PROXY_MUST = 'must be the addresses or CIDRs of your proxies, separated by commas, such as 10.0.0.1 or 10.0.0.0/8'
+
+/**
+ * TRUST_PROXY as Fastify's trustProxy: the proxies' addresses/CIDRs separated by commas. `true` would let
+ * every client choose its own address (the left end of X-Forwarded-For) for the login limit; a number is a
+ * hop count, which Fastify 5 turns into "trust nobody", and as a string Fastify would read `1` as the
+ * address 0.0.0.1. Both are refused with the reason.
+ */
+function trustProxy (raw: string | undefined): string | undefined {
   if (raw === undefined || raw === 'false') return undefined
-  return raw === 'true' ? true : raw
+  if (raw.trim().toLowerCase() === 'true') {
+    throw new SettingError('TRUST_PROXY', `${TRUST_PROXY_MUST}; true would trust every client's own X-Forwarded-For, so a visitor could choose its address for the login limit`, raw)
+  }
+  const count = raw.split(',').find((entry) => /^\s*\d+\s*$/.test(entry))
+  if (count !== undefined) {
+    throw new SettingError('TRUST_PROXY', `${TRUST_PROXY_MUST}; a hop count such as ${count.trim()} is not trusted by Fastify 5 (it trusts no proxy at all) and as text it would be read as an IP address`, raw)
+  }
+  return raw
 }
 
 export function readSettings (env: Env): ExampleSettings {

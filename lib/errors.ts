@@ -133,6 +133,20 @@ const FST_SR_UNGUARDED_ROUTE = createError<[string]>(
   500
 )
 
+/** Without `baseUrl`, the scheme a request reached the site with (X-Forwarded-Proto, when trustProxy lets it count) is not http or https. */
+const FST_SR_BAD_PROTOCOL = createError<[string]>(
+  'FST_SR_BAD_PROTOCOL',
+  'fastify-schools-resources: the request\'s protocol %s is not http or https',
+  400
+)
+
+/** A sign-in that could not sign anyone in: the session cookie is Secure and Fastify sees the request as plain http. */
+const FST_SR_INSECURE_SIGN_IN = createError(
+  'FST_SR_INSECURE_SIGN_IN',
+  'You cannot be signed in over this connection: the site could not keep you signed in. Its administrator can find why in the site\'s log.',
+  500
+)
+
 export const errorCodes = {
   FST_SR_INVALID_OPTION,
   FST_SR_INVALID_CATALOG,
@@ -151,5 +165,7 @@ export const errorCodes = {
   FST_SR_INVALID_CREDENTIALS,
   FST_SR_LOCKED_OUT,
   FST_SR_FORBIDDEN,
-  FST_SR_UNGUARDED_ROUTE
+  FST_SR_UNGUARDED_ROUTE,
+  FST_SR_BAD_PROTOCOL,
+  FST_SR_INSECURE_SIGN_IN
 } as const

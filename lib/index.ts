@@ -5,11 +5,12 @@ import type { FastifyInstance, FastifyPluginAsync } from 'fastify'
 import type { AnonymousRedirect } from './types.js'
 import { resolveOptions, type FastifySchoolsResourcesOptions } from './options.js'
 import redirectOnce from './redirect/redirect-once.js'
+import { warnTrustProxy } from './redirect/site-origin.js'
 import { memberLookup } from './session/member.js'
 import { registerCsrf } from './session/csrf.js'
 import { mountPoint, PageRenderer, resolveViews, sectionPaths } from './pages/page-renderer.js'
 import { stylesheetPolicy, stylesheetRoute } from './pages/stylesheet.js'
-import { registerSecurityHeaders } from './pages/security-headers.js'
+import { registerSecurityHeaders, securityHeaders } from './pages/security-headers.js'
 import { storeErrorHandler } from './pages/unavailable.js'
 import { sectionRoutes } from './section/section-routes.js'
 import { guardHostRoutes } from './access/members-only.js'
@@ -33,6 +34,9 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
   // What a visitor of any members-only route gets: this section's login redirect, then its refused index redirect.
   const anonymous: AnonymousRedirect = { baseUrl: opts.baseUrl, loginPath: paths.login, indexPath: paths.index }
   const sessionDecides = opts.getMember === undefined
+  // The default policy, plus the origin of a host stylesheet on another site; the host's helmet options still win.
+  const headers = securityHeaders(opts.helmet === false ? false : { contentSecurityPolicy: stylesheetPolicy(opts.stylesheet), ...opts.helmet })
+  warnTrustProxy(fastify)
   await fastify.register(redirectOnce, { baseUrl: opts.baseUrl, conflictLog: opts.conflictLog })
 
   // Store failures (Redis down or slow) on our routes become a clear 503, in a context of its own around
@@ -43,14 +47,13 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
   })
 
   // The host's members-only routes (config.membersOnly, fastify.membersOnly()) in this context and below.
-  guardHostRoutes(fastify, { memberOf, pages, anonymous, sessionDecides })
+  guardHostRoutes(fastify, { memberOf, pages, anonymous, sessionDecides, securityHeaders: headers })
 
   // Routes live in their own context so the form parser, CSRF, rate limit and security headers stay
   // ours and do not leak into the host.
   async function schoolsResourcesSection (section: FastifyInstance) {
     if (!section.hasContentTypeParser(FORM)) await section.register(formbody)
-    // The default policy, plus the origin of a host stylesheet on another site; the host's helmet options still win.
-    await registerSecurityHeaders(section, opts.helmet === false ? false : { contentSecurityPolicy: stylesheetPolicy(opts.stylesheet), ...opts.helmet })
+    registerSecurityHeaders(section, headers)
     if (opts.stylesheet.servePath !== undefined) stylesheetRoute(section, opts.stylesheet.servePath)
     const routes = {
       catalog: opts.catalog,

@@ -22,13 +22,20 @@ t.test('every bad setting names its variable, what it must be, and what was give
     [{ REDIS_TIMEOUT_MS: '2s' }, /^REDIS_TIMEOUT_MS must be a positive whole number of milliseconds, such as 2000; got "2s"/],
     [{ REDIS_CONNECT_TIMEOUT_MS: '0' }, /^REDIS_CONNECT_TIMEOUT_MS must be/],
     [{ DEMO_PARENT_EMAIL: 'Teacher@Example.org' }, /^DEMO_PARENT_EMAIL must differ from DEMO_EMAIL \(the teacher's\); got "Teacher@Example\.org"/],
-    [{ DEMO_EMAIL: 'me@school.test', DEMO_PARENT_EMAIL: 'me@school.test' }, /^DEMO_PARENT_EMAIL must differ/]
+    [{ DEMO_EMAIL: 'me@school.test', DEMO_PARENT_EMAIL: 'me@school.test' }, /^DEMO_PARENT_EMAIL must differ/],
+    [{ TRUST_PROXY: 'true' }, /^TRUST_PROXY must be the addresses or CIDRs of your proxies, .*; true would trust every client's own X-Forwarded-For, so a visitor could choose its address for the login limit; got "true"/],
+    [{ TRUST_PROXY: ' TRUE ' }, /^TRUST_PROXY must be .*; true would trust/],
+    [{ TRUST_PROXY: '1' }, /^TRUST_PROXY must be the addresses or CIDRs .*; a hop count such as 1 is not trusted by Fastify 5 \(it trusts no proxy at all\) and as text it would be read as an IP address; got "1"/],
+    [{ TRUST_PROXY: '2' }, /a hop count such as 2 is not trusted/],
+    [{ TRUST_PROXY: '10.0.0.1, 1' }, /a hop count such as 1 is not trusted/]
   ]
   for (const [env, message] of cases) {
     t.throws(() => readSettings(env), { name: 'SettingError', message }, JSON.stringify(env))
   }
   t.notMatch(JSON.stringify(cases.map(([env]) => { try { readSettings(env) } catch (err) { return (err as Error).message } return '' })), 'secret@', 'no password in a message')
   t.match(readSettings({}), { port: 3000, host: '127.0.0.1', logLevel: 'info', redisTimeoutMs: 2000, redisConnectTimeoutMs: 10000 })
+  t.equal(readSettings({ TRUST_PROXY: '10.0.0.1,10.0.0.0/8,fd00::/8' }).trustProxy, '10.0.0.1,10.0.0.0/8,fd00::/8', 'addresses and CIDRs')
+  t.equal(readSettings({ TRUST_PROXY: 'false' }).trustProxy, undefined)
   t.match(readSettings({}), {
     demoEmail: 'teacher@example.org',
     demoPassword: 'correct horse battery staple',

@@ -5,6 +5,7 @@ import { answerAnonymous, targetTooLong } from '../redirect/login-redirect.js'
 import type { MemberLookup } from '../session/member.js'
 import { sendJsonError, wantsJson } from '../pages/negotiation.js'
 import type { PageRenderer } from '../pages/page-renderer.js'
+import type { ApplySecurityHeaders } from '../pages/security-headers.js'
 import { canSee } from './audience.js'
 
 const { FST_SR_FORBIDDEN } = errorCodes
@@ -19,6 +20,8 @@ export interface Protected {
 export interface AccessGuardDeps extends AnonymousRedirect {
   memberOf: MemberLookup
   pages: PageRenderer
+  /** Sets the section's security headers on its 403 answer, where its own onRequest hook did not (a host route). */
+  securityHeaders?: ApplySecurityHeaders
 }
 
 /** What the guard learnt, for the route handler: it never looks anything up twice. */
@@ -27,7 +30,12 @@ export interface GrantedAccess<T extends Protected = Protected> {
   target: T
 }
 
-const granted = new WeakMap<FastifyRequest, GrantedAccess>()
+/** A grant, and every target a guard approved for this request (a route may have more than one guard). */
+interface Grant extends GrantedAccess {
+  approved: readonly Protected[]
+}
+
+const granted = new WeakMap<FastifyRequest, Grant>()
 
 export function grantedAccess<T extends Protected> (request: FastifyRequest): GrantedAccess<T> | undefined {
   return granted.get(request) as GrantedAccess<T> | undefined
@@ -43,7 +51,8 @@ export type AnswerUnknown = (request: FastifyRequest, reply: FastifyReply, membe
  * someone else that comes back here, or for a JSON client the error with its code. Never cached: the
  * same address serves the page to a member who is in the audience.
  */
-export async function answerForbidden (request: FastifyRequest, reply: FastifyReply, deps: { pages: PageRenderer }, member: Member, title: string): Promise<FastifyReply> {
+export async function answerForbidden (request: FastifyRequest, reply: FastifyReply, deps: Pick<AccessGuardDeps, 'pages' | 'securityHeaders'>, member: Member, title: string): Promise<FastifyReply> {
+  deps.securityHeaders?.(request, reply)
   reply.code(403).header('cache-control', 'private, no-store').header('vary', 'Accept')
   const error = new FST_SR_FORBIDDEN(title)
   if (wantsJson(request)) return sendJsonError(reply, 403, error.code, error.message)
@@ -90,14 +99,20 @@ export function fixedAccessGuard (deps: AccessGuardDeps, target: Protected): pre
   return guard(deps, (request, reply, member) => admitTo(request, reply, deps, member, target), false)
 }
 
-/** Whether `grantedAccess` has a record for this request: a guard has already let it through. */
-export function isGranted (request: FastifyRequest): boolean {
-  return granted.has(request)
+/**
+ * Whether a guard has already let this request through; with `targets`, whether the guards of exactly
+ * these targets did (another guard's approval, for other groups, does not count).
+ */
+export function isGranted (request: FastifyRequest, targets?: readonly Protected[]): boolean {
+  const grant = granted.get(request)
+  if (grant === undefined) return false
+  return targets === undefined || targets.every((target) => grant.approved.includes(target))
 }
 
 function admitTo (request: FastifyRequest, reply: FastifyReply, deps: AccessGuardDeps, member: Member, target: Protected): boolean | Promise<boolean> {
   if (!canSee(member, target.audience)) return answerForbidden(request, reply, deps, member, target.title).then(() => false)
-  granted.set(request, { member, target })
+  const earlier = granted.get(request)?.approved ?? []
+  granted.set(request, { member, target, approved: [...earlier, target] })
   return true
 }
 

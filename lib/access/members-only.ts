@@ -2,8 +2,10 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunc
 import type { AnonymousRedirect, MembersOnlyOptions } from '../types.js'
 import { errorCodes } from '../errors.js'
 import { kMembersOnlyGuarded } from '../symbols.js'
+import { SECTION_ENCAPSULATED_WARNING, warnHostMistakeOnce } from '../warnings.js'
 import { isGroupList } from '../session/member.js'
 import { shortCircuitMark } from '../session/anonymous-short-circuit.js'
+import type { ApplySecurityHeaders } from '../pages/security-headers.js'
 import { fixedAccessGuard, isGranted, type AccessGuardDeps, type Protected } from './access-guard.js'
 
 const { FST_SR_INVALID_OPTION, FST_SR_UNGUARDED_ROUTE } = errorCodes
@@ -17,6 +19,8 @@ export interface MembersOnlyDeps extends Pick<AccessGuardDeps, 'memberOf' | 'pag
   anonymous: AnonymousRedirect
   /** Whether members come from the session alone, so the anonymous short-circuit may answer for these routes. */
   sessionDecides: boolean
+  /** The section's security headers (none with `helmet: false`), for the 403 page it answers on a host route. */
+  securityHeaders: ApplySecurityHeaders | undefined
 }
 
 function fail (name: string, why: string, where: string): never {
@@ -50,6 +54,33 @@ function hookList (hooks: Hooks): unknown[] {
 }
 
 /**
+ * Right after the guard on a route whose schema is validated after it (`attachValidation` set by the
+ * section): the validation error Fastify attached, for a request the guard let in. So a visitor gets the
+ * login redirect and an outsider the 403, never a 400 naming the route's schema; a member gets the same
+ * 400 as without the guard, before the route's own preHandlers run.
+ */
+function validationAfterGuard (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void {
+  done(request.validationError)
+}
+
+/**
+ * The section sees the routes of its own context and of the contexts under it, never those of a sibling.
+ * Fastify names the plugins of a context from its root: the app's own context starts with `fastify`, an
+ * encapsulated plugin's with that plugin (fastify-plugin plugins join their parent's). Registered inside
+ * an encapsulated plugin (an @fastify/autoload file without fastify-plugin, say), the section says once
+ * at start-up that `config.membersOnly` routes outside it are served open, and how to fix it.
+ */
+function warnIfEncapsulated (fastify: FastifyInstance): void {
+  const plugin = fastify.pluginName.split(' -> ')[0]
+  if (plugin === 'fastify') return
+  warnHostMistakeOnce(fastify.log, `${SECTION_ENCAPSULATED_WARNING}:${plugin}`, { code: SECTION_ENCAPSULATED_WARNING, plugin, pluginName: fastify.pluginName },
+    `fastify-schools-resources is registered inside the encapsulated plugin ${JSON.stringify(plugin)}: it guards config.membersOnly routes ` +
+    'registered in that plugin and under it only, and a config.membersOnly route anywhere else in the app is served to everyone. ' +
+    'Wrap that plugin in fastify-plugin so the section joins the app\'s own context, or guard routes with preHandler: fastify.membersOnly(), ' +
+    'which fails start-up where no section guards the route (docs/host-routes.md).')
+}
+
+/**
  * Members-only pages of the host, in the context the section is registered in and every context under
  * it: `config: { membersOnly }` on a route, or `preHandler: fastify.membersOnly()`. The first section
  * registered in a context owns them; a later one there (or in a child) leaves them to it, so no route
@@ -65,14 +96,23 @@ function hookList (hooks: Hooks): unknown[] {
  */
 export function guardHostRoutes (fastify: FastifyInstance, deps: MembersOnlyDeps): void {
   if (fastify.hasDecorator('membersOnly')) return
-  const fromDecorator = new WeakSet<object>()
+  warnIfEncapsulated(fastify)
+  // Each decorated guard and what it lets in.
+  const fromDecorator = new WeakMap<object, Protected>()
   const guardDeps: AccessGuardDeps = { memberOf: deps.memberOf, pages: deps.pages, ...deps.anonymous }
+  const apply = deps.securityHeaders
+  // The host route gets the section's headers on the 403 page the section answers there, unless a
+  // @fastify/helmet of the host covers that route.
+  if (apply !== undefined) {
+    guardDeps.securityHeaders = (request, reply) => { if (!reply.server.hasReplyDecorator('helmet')) apply(request, reply) }
+  }
 
   fastify.decorate('membersOnly', function membersOnly (options?: MembersOnlyOptions): preHandlerHookHandler {
     const where = 'in fastify.membersOnly()'
     if (options !== undefined && (options === null || typeof options !== 'object')) fail('membersOnly', 'must be { groups?, title? } or nothing', where)
-    const hook = fixedAccessGuard(guardDeps, membersOnlyTarget(options ?? true, where)!)
-    fromDecorator.add(hook)
+    const target = membersOnlyTarget(options ?? true, where)!
+    const hook = fixedAccessGuard(guardDeps, target)
+    fromDecorator.set(hook, target)
     return hook
   })
 
@@ -80,18 +120,29 @@ export function guardHostRoutes (fastify: FastifyInstance, deps: MembersOnlyDeps
     const where = `on the route ${String(route.method)} ${route.url}`
     const target = membersOnlyTarget(route.config?.membersOnly, where)
     const own = hookList(route.preHandler)
-    const decorated = own.some((hook) => fromDecorator.has(hook as object))
-    if (target === undefined && !decorated) return
-    if (target !== undefined && decorated) fail('membersOnly', 'is given twice: use the route config or fastify.membersOnly(), not both', where)
+    const decorated = own.flatMap((hook) => fromDecorator.get(hook as object) ?? [])
+    if (target === undefined && decorated.length === 0) return
+    if (target !== undefined && decorated.length > 0) fail('membersOnly', 'is given twice: use the route config or fastify.membersOnly(), not both', where)
     // A new object: the host may share one config object between routes, some of them seen here and some not.
     route.config = { ...route.config, [kMembersOnlyGuarded]: true, ...shortCircuitMark(deps.anonymous, deps.sessionDecides) }
-    if (target !== undefined) route.preHandler = [fixedAccessGuard(guardDeps, target), ...own] as Hooks
+    const hooks = target === undefined ? own : [fixedAccessGuard(guardDeps, target), ...own]
+    // Fastify validates the schema before every preHandler: with the guard first in the list (the config
+    // form, or the decorator put first), validation waits until the guard has let the request in. A
+    // host that set attachValidation itself reads request.validationError in its handler, as before.
+    const guardFirst = target !== undefined || fromDecorator.has(own[0] as object)
+    if (guardFirst && route.attachValidation !== true) {
+      route.attachValidation = true
+      hooks.splice(1, 0, validationAfterGuard)
+    }
+    route.preHandler = hooks as Hooks
     // The route is marked guarded, so the fallback below leaves it alone; should an onRoute hook added
-    // after ours replace its preHandler list (guard and all), the handler refuses rather than serve open.
+    // after ours replace its preHandler list (guard and all), or put another guard in its place, the
+    // handler refuses rather than serve it: it needs the approval of this route's own guards.
+    const targets = target === undefined ? decorated : [target]
     const handler = route.handler
     const url = `${String(route.method)} ${route.url}`
     route.handler = function membersOnlyHandler (this: FastifyInstance, request: FastifyRequest, reply: FastifyReply) {
-      if (!isGranted(request)) throw new FST_SR_UNGUARDED_ROUTE(url)
+      if (!isGranted(request, targets)) throw new FST_SR_UNGUARDED_ROUTE(url)
       return handler.call(this, request, reply)
     }
   })
@@ -100,7 +151,8 @@ export function guardHostRoutes (fastify: FastifyInstance, deps: MembersOnlyDeps
   const lateGuards = new WeakMap<object, preHandlerHookHandler | null>()
   fastify.addHook('preHandler', function membersOnlyEarlierRoutes (this: FastifyInstance, request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) {
     const config = request.routeOptions.config
-    // Marked: the route's own guard comes later. Granted: a section in an outer context guarded it first.
+    // Marked: the route's own guard comes later. Granted: a section in an outer context guarded it first
+    // (the only guard that runs before this hook: another section's hook like this one, reading the same config).
     if (config.membersOnly === undefined || config[kMembersOnlyGuarded] === true || isGranted(request)) {
       done()
       return

@@ -20,19 +20,18 @@ export const CONTENT_SECURITY_POLICY = {
 }
 
 /**
- * Security headers on the plugin's own routes only; a host that registered @fastify/helmet keeps its own.
+ * The section's security headers, worked out once from its `helmet` option (undefined with `false`).
  * helmet's middleware is built once here (@fastify/helmet builds it again for every request). When
  * no option is a function (a CSP nonce, say), its headers are the same for every request, so they are
  * worked out once and copied onto each reply: running its dozen middlewares against the raw response
  * was a visible share of a member's page view.
  */
-export async function registerSecurityHeaders (section: FastifyInstance, options: HelmetOptions | false): Promise<SecurityHeaders> {
-  if (options === false) return { owner: 'none' }
-  if (section.hasReplyDecorator('helmet')) return { owner: 'host' }
+export function securityHeaders (options: HelmetOptions | false): ApplySecurityHeaders | undefined {
+  if (options === false) return undefined
   const settings: HelmetOptions = { contentSecurityPolicy: CONTENT_SECURITY_POLICY, ...hstsOffUnlessAsked(options) }
   const setHeaders = helmet(settings)
   const fixed = hasFunction(settings) ? undefined : fixedHeaders(setHeaders)
-  const apply: ApplySecurityHeaders = fixed === undefined
+  return fixed === undefined
     ? (request, reply) => {
         // A CSP function that throws or returns a value helmet refuses reaches next(err), synchronously:
         // the page must not go out without its policy, so the error is thrown to the caller.
@@ -44,6 +43,14 @@ export async function registerSecurityHeaders (section: FastifyInstance, options
         reply.headers(fixed.set)
         for (const name of fixed.removed) reply.raw.removeHeader(name)
       }
+}
+
+/**
+ * Security headers on every request of the section's own routes; a host that registered @fastify/helmet
+ * keeps its own. (The section's answers on the host's members-only routes apply them where they answer.)
+ */
+export function registerSecurityHeaders (section: FastifyInstance, apply: ApplySecurityHeaders | undefined): void {
+  if (apply === undefined || section.hasReplyDecorator('helmet')) return
   section.addHook('onRequest', function securityHeaders (request, reply, done) {
     try {
       apply(request, reply)
@@ -53,7 +60,6 @@ export async function registerSecurityHeaders (section: FastifyInstance, options
     }
     done()
   })
-  return { owner: 'plugin', apply }
 }
 
 /**
@@ -87,9 +93,6 @@ function fixedHeaders (setHeaders: ReturnType<typeof helmet>): { set: Record<str
   setHeaders({} as IncomingMessage, recorder as unknown as ServerResponse, () => {})
   return { set: Object.freeze(set), removed }
 }
-
-/** Who sets the pages' security headers: the plugin (with `apply`), the host's @fastify/helmet, or nobody (helmet: false). */
-export type SecurityHeaders = { owner: 'plugin', apply: ApplySecurityHeaders } | { owner: 'host' | 'none' }
 
 /** Sets the headers on the reply; throws helmet's error when an option function fails. */
 export type ApplySecurityHeaders = (request: FastifyRequest, reply: FastifyReply) => void

@@ -1,19 +1,24 @@
-import type { FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { errorCodes } from '../errors.js'
+import { TRUST_PROXY_WARNING, warnHostMistakeOnce } from '../warnings.js'
 
-const { FST_SR_BAD_HOST, FST_SR_INVALID_OPTION } = errorCodes
+const { FST_SR_BAD_HOST, FST_SR_BAD_PROTOCOL, FST_SR_INVALID_OPTION } = errorCodes
 
 // A host name, IPv4 or bracketed IPv6 address, and an optional port: nothing that could carry a path.
 const HOST = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?)(?::\d{1,5})?$/
 
 /**
  * The origin the visitor used, as Fastify sees it: behind a proxy, `trustProxy` decides whether
- * X-Forwarded-Proto/Host count. Only used without `baseUrl`; a malformed Host is refused with a 400.
+ * X-Forwarded-Proto/Host count. Only used without `baseUrl`; a malformed Host, or a scheme other than
+ * http and https (`X-Forwarded-Proto: javascript`), is refused with a 400.
  */
 export function requestOrigin (request: FastifyRequest): string {
   const host = request.host || 'localhost'
   if (!HOST.test(host)) throw new FST_SR_BAD_HOST(JSON.stringify(host.slice(0, 100)))
-  return `${request.protocol}://${host}`
+  // A proxy may write the scheme in capitals; schemes are case-insensitive.
+  const scheme = String(request.protocol).toLowerCase()
+  if (scheme !== 'http' && scheme !== 'https') throw new FST_SR_BAD_PROTOCOL(JSON.stringify(String(request.protocol).slice(0, 100)))
+  return `${scheme}://${host}`
 }
 
 export function siteOrigin (request: FastifyRequest, baseUrl: string | undefined): string {
@@ -35,4 +40,46 @@ export function parseBaseUrl (value: unknown, name = 'baseUrl'): string | undefi
     throw new FST_SR_INVALID_OPTION(name, `must be an origin only (scheme, host and port), got ${JSON.stringify(value)}`)
   }
   return url.origin
+}
+
+/**
+ * Fastify's own options as given to `Fastify()`. Fastify leaves `trustProxy` out of `initialConfig`
+ * (its documentation says so), and keeps the options under a symbol of its own on the root instance,
+ * which every context inherits; undefined where there is none.
+ */
+export function fastifyOption (instance: object, name: string): unknown {
+  for (let o: object | null = instance; o !== null; o = Object.getPrototypeOf(o) as object | null) {
+    const key = Object.getOwnPropertySymbols(o).find((symbol) => symbol.description === 'fastify.options')
+    if (key !== undefined) return (Reflect.get(o, key) as Record<string, unknown>)[name]
+  }
+  return undefined
+}
+
+const TRUST_PROXY_FIX = 'Set trustProxy to the addresses or CIDRs of your own proxies (such as \'10.0.0.1\' or \'10.0.0.0/8\'), ' +
+  'or to a function that checks the proxy\'s address (docs/security.md).'
+
+/** What is wrong with a `trustProxy` value, for the log line; undefined when nothing is. */
+function trustProxyMistake (value: unknown): string | undefined {
+  if (value === true) {
+    return 'Fastify\'s trustProxy is true: every client\'s X-Forwarded-For counts, so a visitor chooses its own address ' +
+      'for the section\'s login rate limit (and its own X-Forwarded-Proto and X-Forwarded-Host).'
+  }
+  if (typeof value === 'number' && value > 0) {
+    return `Fastify's trustProxy is the hop count ${value}, which Fastify 5 does not accept as trust: it trusts no proxy at all, ` +
+      'so every visitor has the proxy\'s address (one login rate limit for the whole site) and looks like plain http ' +
+      '(with an https site, the Secure session cookie is never written).'
+  }
+  const entries: unknown[] = typeof value === 'string' ? value.split(',') : Array.isArray(value) ? value : []
+  const count = entries.find((entry) => /^\s*\d+\s*$/.test(String(entry)))
+  if (count === undefined) return undefined
+  return `Fastify's trustProxy ${JSON.stringify(value)} holds ${JSON.stringify(String(count).trim())}, which is read as an IP address ` +
+    '(1 is 0.0.0.1), not as a hop count: no real proxy is trusted, so every visitor has the proxy\'s address and looks like plain http.'
+}
+
+/** At start-up: says once, with the fix, when Fastify's trustProxy lets clients choose their own address, or trusts nobody by mistake. */
+export function warnTrustProxy (fastify: FastifyInstance): void {
+  const trustProxy = fastifyOption(fastify, 'trustProxy')
+  const mistake = trustProxyMistake(trustProxy)
+  if (mistake === undefined) return
+  warnHostMistakeOnce(fastify.log, TRUST_PROXY_WARNING, { code: TRUST_PROXY_WARNING, trustProxy }, `${mistake} ${TRUST_PROXY_FIX}`)
 }

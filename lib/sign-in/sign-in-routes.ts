@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastify'
 import type { Credentials, Member } from '../types.js'
 import { errorCodes } from '../errors.js'
+import { SECURE_COOKIE_OVER_HTTP_WARNING, warnHostMistakeOnce } from '../warnings.js'
 import { siteOrigin } from '../redirect/site-origin.js'
 import { loginRedirectUrl } from '../redirect/login-redirect.js'
 import { CSRF_ERROR_CODES, csrfTokenFor, keptAtSignIn } from '../session/csrf.js'
@@ -11,7 +12,7 @@ import { retryTime, type LoginViewData } from '../pages/views.js'
 import { safeBackUrl } from './back-url.js'
 import type { Lockout } from './lockout.js'
 
-const { FST_SR_INVALID_MEMBER, FST_SR_SHARED_SIGN_IN, FST_SR_MISSING_CREDENTIALS, FST_SR_INVALID_CREDENTIALS, FST_SR_LOCKED_OUT } = errorCodes
+const { FST_SR_INVALID_MEMBER, FST_SR_SHARED_SIGN_IN, FST_SR_MISSING_CREDENTIALS, FST_SR_INVALID_CREDENTIALS, FST_SR_LOCKED_OUT, FST_SR_INSECURE_SIGN_IN } = errorCodes
 // The code the rate limit's errors carry (they are made in login-rate-limit.ts).
 const LOGIN_RATE_LIMITED: keyof typeof errorCodes = 'FST_SR_LOGIN_RATE_LIMITED'
 
@@ -77,6 +78,29 @@ export function servesSignIn (server: object, paths: SectionPaths, settings: Sig
   return false
 }
 
+const PROXY_FIX = 'Behind a proxy that terminates TLS, have it send X-Forwarded-Proto: https and set Fastify\'s trustProxy to that proxy\'s address or CIDR'
+
+/**
+ * Whether @fastify/session can keep a member signed in after this sign-in. It writes no cookie, and
+ * saves no session, when the session cookie is Secure and Fastify sees the request as plain http (a TLS
+ * proxy without X-Forwarded-Proto, or not trusted): the member would be sent on as signed in and land
+ * on the login page again. That is said once in the log with the fix; so is an https `baseUrl` reached
+ * over what Fastify sees as http, where a `secure: 'auto'` cookie goes out without Secure.
+ */
+function sessionCookieWritten (request: FastifyRequest, log: FastifyInstance['log'], baseUrl: string | undefined): boolean {
+  if (request.protocol === 'https') return true
+  const secure = request.session.cookie.secure === true
+  if (secure) {
+    warnHostMistakeOnce(log, `${SECURE_COOKIE_OVER_HTTP_WARNING}:secure`, { code: SECURE_COOKIE_OVER_HTTP_WARNING, protocol: request.protocol },
+      'Sign-in refused: the session cookie is Secure but Fastify sees the request as plain http, so @fastify/session would write ' +
+      `no cookie and the member would land on the login page again. ${PROXY_FIX}; or give @fastify/session cookie.secure: 'auto'.`)
+  } else if (baseUrl?.startsWith('https:') === true) {
+    warnHostMistakeOnce(log, `${SECURE_COOKIE_OVER_HTTP_WARNING}:base-url`, { code: SECURE_COOKIE_OVER_HTTP_WARNING, protocol: request.protocol, baseUrl },
+      `baseUrl is ${baseUrl} but Fastify sees the sign-in as plain http, so a session cookie with secure: 'auto' goes out without Secure. ${PROXY_FIX}.`)
+  }
+  return !secure
+}
+
 /** Login form, sign-in and sign-out. The return address is checked every time it is read. */
 export function signInRoutes (fastify: FastifyInstance, deps: SignInDeps): void {
   const { authenticate, memberOf, pages, paths, baseUrl, sessionKey, lockout } = deps
@@ -131,6 +155,11 @@ export function signInRoutes (fastify: FastifyInstance, deps: SignInDeps): void 
     const formBackUrl = returnTo === undefined ? undefined : backUrl as string
     const email = typeof body.email === 'string' ? body.email.trim() : ''
     const password = typeof body.password === 'string' ? body.password : ''
+
+    // Fail closed: a 303 "signed in" that no cookie backs would be a lie, and a login loop.
+    if (!sessionCookieWritten(request, fastify.log, baseUrl)) {
+      return refuse(reply, new FST_SR_INSECURE_SIGN_IN(), { backUrl: formBackUrl, email: email.slice(0, MAX_EMAIL_LENGTH) })
+    }
 
     if (email === '' || password === '' || email.length > MAX_EMAIL_LENGTH || password.length > MAX_PASSWORD_LENGTH) {
       return refuse(reply, new FST_SR_MISSING_CREDENTIALS(), { backUrl: formBackUrl, email: email.slice(0, MAX_EMAIL_LENGTH) })

@@ -166,3 +166,13 @@ export async function conflictWarnings (fn: () => Promise<unknown>): Promise<Err
   }
   return seen
 }
+
+/** A logger that keeps its lines (level `warn` and up), for Fastify's `logger` option. */
+export function capturedLogs (): { logger: FastifyServerOptions['logger'], lines: Array<{ code?: string, msg: string } & Record<string, unknown>>, withCode: (code: string) => Array<{ msg: string } & Record<string, unknown>> } {
+  const lines: Array<{ code?: string, msg: string } & Record<string, unknown>> = []
+  return {
+    logger: { level: 'warn', stream: { write: (line: string) => { lines.push(JSON.parse(line)) } } },
+    lines,
+    withCode: (code) => lines.filter((line) => line.code === code)
+  }
+}

@@ -29,3 +29,27 @@ t.test('without baseUrl a malformed Host header is a clear 400, never a Location
     t.equal(res.headers.location, `http://${host}/Security/login?BackURL=%2Fschools%2Fresources%2Fresources%2Fmaths%2F`, host)
   }
 })
+
+t.test('without baseUrl a forwarded scheme other than http or https is a clear 400, never a Location (issue 18)', async (t) => {
+  // The proxy's address is trusted, so its X-Forwarded-Proto counts, and so does a client's passed through it.
+  const { app } = await buildTestApp({ plugin: { baseUrl: undefined }, fastify: { trustProxy: '127.0.0.1' } })
+  t.teardown(() => app.close())
+  const host = 'school.test'
+  for (const proto of ['javascript', 'data', 'ftp', 'https:evil', 'http, javascript', 'java\tscript', 'x'.repeat(300)]) {
+    const headers = { host, 'x-forwarded-proto': proto }
+    for (const res of [
+      await app.inject({ url: MATHS, headers }),
+      await app.inject({ url: '/Security/login?BackURL=%2Fschools%2Fresources%2F', headers }),
+      await postLogin(app, { email: TEACHER.email, password: TEACHER.password, BackURL: MATHS }, { headers })
+    ]) {
+      t.equal(res.statusCode, 400, `${proto}: 400`)
+      t.equal(res.json().code, 'FST_SR_BAD_PROTOCOL')
+      t.ok(res.json().message.length < 200, 'the value quoted, cut short')
+      t.equal(res.headers.location, undefined)
+    }
+  }
+  for (const [proto, scheme] of [['https', 'https'], ['HTTPS', 'https'], ['http', 'http'], ['ftp, https', 'https']]) {
+    const res = await app.inject({ url: MATHS, headers: { host, 'x-forwarded-proto': proto } })
+    t.equal(res.headers.location, `${scheme}://${host}/Security/login?BackURL=%2Fschools%2Fresources%2Fresources%2Fmaths%2F`, proto)
+  }
+})
