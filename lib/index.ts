@@ -12,6 +12,7 @@ import { stylesheetPolicy, stylesheetRoute } from './pages/stylesheet.js'
 import { registerSecurityHeaders } from './pages/security-headers.js'
 import { storeErrorHandler } from './pages/unavailable.js'
 import { sectionRoutes } from './section/section-routes.js'
+import { checkedCatalog } from './section/catalog.js'
 import { guardHostRoutes } from './access/members-only.js'
 import { fileRoutes } from './files/file-routes.js'
 import { servesSignIn, signInRoutes } from './sign-in/sign-in-routes.js'
@@ -53,7 +54,8 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
     await registerSecurityHeaders(section, opts.helmet === false ? false : { contentSecurityPolicy: stylesheetPolicy(opts.stylesheet), ...opts.helmet })
     if (opts.stylesheet.servePath !== undefined) stylesheetRoute(section, opts.stylesheet.servePath)
     const routes = {
-      catalog: opts.catalog,
+      // Every record of a host's catalog is checked here, where it enters (InMemoryCatalog's already were).
+      catalog: checkedCatalog(opts.catalog, section.log, paths.index),
       memberOf,
       pages,
       paths,
