@@ -53,6 +53,8 @@ t.test('canSee: no audience is every member; otherwise one shared group', async 
   t.notOk(canSee(member(['Staff']), ['staff']), 'names are compared exactly')
   t.notOk(canSee(member('staff'), ['staff']), 'a string is not a list of groups')
   t.notOk(canSee(member([['staff']]), ['staff']), 'nor a nested list')
+  // Every audience is checked where it enters (the catalog boundary, membersOnly's options); canSee still admits nobody to one of another shape.
+  for (const audience of ['staff', null, [], [['staff']]]) t.notOk(canSee(member(['staff', 's']), audience as unknown as string[]), JSON.stringify(audience))
 })
 
 t.test('anonymous visitors get exactly the spec redirect, restricted category or not', async (t) => {

@@ -52,6 +52,7 @@ t.test('bad data fails at construction with the place and the reason', async (t)
     [{ categories: [{ ...category, resources: [{ ...resource, url: 'javascript:alert(1)' }] }] }, /url must be an http\(s\) URL or a path/],
     [{ categories: [{ ...category, resources: [{ ...resource, url: '//evil.example/x' }] }] }, /url must be an http\(s\) URL/],
     [{ categories: [{ ...category, resources: [{ ...resource, url: 'not a url' }] }] }, /url must be an http\(s\) URL/],
+    [{ categories: [{ ...category, resources: [{ ...resource, url: 'https://[' }] }] }, /url must be an http\(s\) URL/],
     // Issue 18: browsers read "\\" as "/" and drop tabs and newlines, so these lead to evil.example.
     [{ categories: [{ ...category, resources: [{ ...resource, url: '/\\evil.example/x' }] }] }, /url must be an http\(s\) URL or a path on this site, with no space, control character or "\\", got "\/\\\\evil.example\/x"/],
     [{ categories: [{ ...category, resources: [{ ...resource, url: '/\t/evil.example/x' }] }] }, /url must be an http\(s\) URL or a path/],
