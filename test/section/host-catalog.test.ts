@@ -1,7 +1,11 @@
 import t, { type Test } from 'tap'
-import { InMemoryCatalog, type Catalog, type CategoryWithResources } from '../../lib/index.js'
+import Fastify from 'fastify'
+import fastifyCookie from '@fastify/cookie'
+import fastifySession from '@fastify/session'
+import schoolsResources, { InMemoryCatalog, type Catalog, type CategoryWithResources } from '../../lib/index.js'
 import { checkedCatalog } from '../../lib/section/catalog.js'
-import { buildTestApp, signIn, type BuildOptions } from '../helpers/app.js'
+import { buildTestApp, SECRET, signIn, teacherOnly, type BuildOptions } from '../helpers/app.js'
+import { demoCatalog, demoFiles } from '../../examples/demo-catalog.js'
 
 // Issue 18, item 6: records from a host's catalog are checked where they enter. The catalog here is
 // what an ORM-backed one looks like: async, `null` for a missing row, a new object on every call, and
@@ -226,6 +230,33 @@ t.test('a host serializer that ignores response schemas still sends documented f
   t.equal(res.statusCode, 200)
   t.notMatch(res.body, /do-not-publish|hash-of-secret/)
   t.equal(res.json().resources[0].id, 'a')
+})
+
+t.test('the JSON routes declare the documented fields as response schemas, which Fastify\'s serializer holds to', async (t) => {
+  // Fails on f7fb6ba: no response schema, so a field a host hook adds went out.
+  const app = Fastify()
+  const schemas = new Map<string, { properties: Record<string, { properties?: object, items?: { properties: object } }> }>()
+  app.addHook('onRoute', (route) => {
+    const ok = (route.schema?.response as Record<number, never> | undefined)?.[200]
+    if (ok !== undefined) schemas.set(route.url, ok)
+  })
+  // A host hook that adds to every object payload (a debug field, say): the schema leaves it out.
+  app.addHook('preSerialization', async (_request, _reply, payload) => ({ ...(payload as object), debug: 'host-internal' }))
+  await app.register(fastifyCookie)
+  await app.register(fastifySession, { secret: SECRET, cookie: { secure: false } })
+  await app.register(schoolsResources, { catalog: new InMemoryCatalog(demoCatalog), authenticate: teacherOnly, files: demoFiles, conflictLog: false })
+  t.teardown(() => app.close())
+  const index = schemas.get('/schools/resources/')
+  t.same(Object.keys(index?.properties.categories.items?.properties ?? {}), ['slug', 'title', 'description', 'url', 'locked'])
+  const page = schemas.get('/schools/resources/resources/*')
+  t.same(Object.keys(page?.properties ?? {}), ['category', 'resources', 'filter'])
+  t.same(Object.keys(page?.properties.category.properties ?? {}), ['slug', 'title', 'description', 'audience'])
+  t.same(Object.keys(page?.properties.resources.items?.properties ?? {}), ['id', 'title', 'summary', 'url', 'subject', 'yearLevels', 'format'])
+  t.same(Object.keys(page?.properties.filter.properties ?? {}), ['subject', 'year', 'subjects', 'years'])
+  const res = await app.inject({ url: INDEX, headers: { accept: 'application/json' } })
+  t.equal(res.statusCode, 200)
+  t.ok(res.json().categories.length > 0)
+  t.notMatch(res.body, 'host-internal')
 })
 
 t.test('listCategories: a value that is not a list is the 500; bad entries are left out of the index, warned once', async (t) => {
