@@ -147,6 +147,16 @@ const FST_SR_INSECURE_SIGN_IN = createError(
   500
 )
 
+/**
+ * The host's catalog handed in a record that is not a category (or a category list that is not a list).
+ * The message says nothing of the record: the log line before it names the field.
+ */
+const FST_SR_INVALID_CATALOG_RECORD = createError(
+  'FST_SR_INVALID_CATALOG_RECORD',
+  'fastify-schools-resources: the catalog returned a record that is not valid; a warn line in the log names the field',
+  500
+)
+
 export const errorCodes = {
   FST_SR_INVALID_OPTION,
   FST_SR_INVALID_CATALOG,
@@ -167,5 +177,6 @@ export const errorCodes = {
   FST_SR_FORBIDDEN,
   FST_SR_UNGUARDED_ROUTE,
   FST_SR_BAD_PROTOCOL,
-  FST_SR_INSECURE_SIGN_IN
+  FST_SR_INSECURE_SIGN_IN,
+  FST_SR_INVALID_CATALOG_RECORD
 } as const

@@ -13,6 +13,7 @@ import { stylesheetPolicy, stylesheetRoute } from './pages/stylesheet.js'
 import { registerSecurityHeaders, securityHeaders } from './pages/security-headers.js'
 import { storeErrorHandler } from './pages/unavailable.js'
 import { sectionRoutes } from './section/section-routes.js'
+import { checkedCatalog } from './section/catalog.js'
 import { guardHostRoutes } from './access/members-only.js'
 import { fileRoutes } from './files/file-routes.js'
 import { servesSignIn, signInRoutes } from './sign-in/sign-in-routes.js'
@@ -56,7 +57,8 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
     registerSecurityHeaders(section, headers)
     if (opts.stylesheet.servePath !== undefined) stylesheetRoute(section, opts.stylesheet.servePath)
     const routes = {
-      catalog: opts.catalog,
+      // Every record of a host's catalog is checked here, where it enters (InMemoryCatalog's already were).
+      catalog: checkedCatalog(opts.catalog, section.log, paths.index),
       memberOf,
       pages,
       paths,

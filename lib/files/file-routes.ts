@@ -7,7 +7,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { FileResource } from '../types.js'
 import { shortCircuitMark } from '../session/anonymous-short-circuit.js'
 import { accessGuard, grantedAccess } from '../access/access-guard.js'
-import { isSlug, unsafeFilePath } from '../section/catalog.js'
+import { isSlug } from '../section/catalog.js'
 import { notFoundAnswer, type SectionDeps } from '../section/section-routes.js'
 import { fileName, isFileResource } from '../pages/views.js'
 
@@ -99,9 +99,8 @@ export async function fileRoutes (fastify: FastifyInstance, deps: FileRoutesDeps
   /** The file's path inside the root (`/maths/sheet.pdf`), or why there is none to serve. */
   async function onDisk (file: string): Promise<{ path: string } | { problem: string }> {
     if (root === undefined) return { problem: 'cannot be served: the section has no files option' }
-    // A catalog of the host's own is not checked at start-up as InMemoryCatalog is.
-    const unsafe = unsafeFilePath(file)
-    if (unsafe !== undefined) return { problem: `path ${JSON.stringify(file)} is refused: it ${unsafe}` }
+    // The record was checked where it entered (checkedCatalog): `file` is a relative path of named
+    // segments, so joined to the root it can only leave it through a symlink, which is checked here.
     let real: string
     try {
       real = await realpath(join(root, file))

@@ -4,6 +4,14 @@ import { TRUST_PROXY_WARNING, warnHostMistakeOnce } from '../warnings.js'
 
 const { FST_SR_BAD_HOST, FST_SR_BAD_PROTOCOL, FST_SR_INVALID_OPTION } = errorCodes
 
+/**
+ * C0 and C1 controls, DEL, and backslashes: browsers drop tabs and newlines from an address and read
+ * "\" as "/" in http(s) URLs, so `/\evil.example` or `/<TAB>/evil.example` lead to another site.
+ * Refused in return addresses and in a catalog's links.
+ */
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
+export const UNSAFE_URL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f\\]/
+
 // A host name, IPv4 or bracketed IPv6 address, and an optional port: nothing that could carry a path.
 const HOST = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?)(?::\d{1,5})?$/
 

@@ -1,8 +1,10 @@
 import { win32 } from 'node:path'
 import type { Catalog, CatalogData, Category, CategoryWithResources, Resource } from '../types.js'
 import { errorCodes } from '../errors.js'
+import { warnHostMistakeOnce } from '../warnings.js'
+import { UNSAFE_URL_CHARACTERS } from '../redirect/site-origin.js'
 
-const { FST_SR_INVALID_CATALOG } = errorCodes
+const { FST_SR_INVALID_CATALOG, FST_SR_INVALID_CATALOG_RECORD } = errorCodes
 
 export const SLUG_PATTERN = /^[a-z0-9]+(?:-[a-z0-9]+)*$/
 export const MAX_SLUG_LENGTH = 100
@@ -11,8 +13,21 @@ export function isSlug (value: string): boolean {
   return value.length <= MAX_SLUG_LENGTH && SLUG_PATTERN.test(value)
 }
 
+/** What is wrong with a record: the field (`categories[0].resources[2].url`) and why. */
+interface Problem {
+  field: string
+  why: string
+}
+
 function invalid (where: string, why: string): never {
-  throw new FST_SR_INVALID_CATALOG(where, why)
+  const problem: Problem = { field: where, why }
+  throw Object.assign(new FST_SR_INVALID_CATALOG(where, why), problem)
+}
+
+/** The problem a check found, or (a getter of an ORM record that threw) the record that could not be read. */
+function problemOf (err: unknown, where: string): Problem {
+  if (err instanceof FST_SR_INVALID_CATALOG) return err as unknown as Problem
+  return { field: where, why: `could not be read (${err instanceof Error ? err.message : String(err)})` }
 }
 
 function text (value: unknown, where: string): string {
@@ -20,14 +35,26 @@ function text (value: unknown, where: string): string {
   return value
 }
 
+// Paths on this site are resolved against it as a browser resolves a link: they must stay on it.
+const SITE = 'https://site.invalid'
+
+/** Whether a browser would follow `url` to an http(s) address, and a path (`/x`) to one on this site. */
+function isSafeLink (url: string): boolean {
+  // A tab or newline is dropped and "\" read as "/" (`/\evil.example/x`); a space is no part of a URL.
+  if (UNSAFE_URL_CHARACTERS.test(url) || /\s/.test(url)) return false
+  try {
+    if (url.startsWith('/')) return new URL(url, SITE).origin === SITE
+    const { protocol } = new URL(url)
+    return protocol === 'http:' || protocol === 'https:'
+  } catch {
+    return false
+  }
+}
+
 function link (value: unknown, where: string): string {
   const url = text(value, where)
-  if (url.startsWith('/') && !url.startsWith('//')) return url
-  try {
-    const { protocol } = new URL(url)
-    if (protocol === 'http:' || protocol === 'https:') return url
-  } catch {}
-  return invalid(where, `must be an http(s) URL or a path on this site, got ${JSON.stringify(url)}`)
+  if (isSafeLink(url)) return url
+  return invalid(where, `must be an http(s) URL or a path on this site, with no space, control character or "\\", got ${JSON.stringify(url)}`)
 }
 
 /**
@@ -35,7 +62,7 @@ function link (value: unknown, where: string): string {
  * named segments (`maths/fraction-wall.pdf`). Whatever passes can be joined to the root and never
  * leave it by its spelling; the file route still checks where the real path lands (symlinks).
  */
-export function unsafeFilePath (file: string): string | undefined {
+function unsafeFilePath (file: string): string | undefined {
   if (file.includes('\0')) return 'must not contain a NUL character'
   if (file.includes('\\')) return 'must use "/" between folders, not "\\"'
   // win32's test covers both: `/x`, and `C:\\x` or `C:/x`, which a host on Windows would read as absolute.
@@ -52,18 +79,25 @@ function filePath (value: unknown, where: string): string {
   return problem === undefined ? file : invalid(where, `${problem}, got ${JSON.stringify(file)}`)
 }
 
+/** Set: neither undefined nor null (a nullable column of a host's database gives null for "none"). */
+function isSet (value: unknown): boolean {
+  return value !== undefined && value !== null
+}
+
 /** Exactly one of `url` (an address) and `file` (a path in the files directory). */
-function location (raw: Resource, where: string): { url: string } | { file: string } {
-  const hasUrl = raw.url !== undefined
-  const hasFile = raw.file !== undefined
+function location (raw: Record<string, unknown>, where: string): { url: string } | { file: string } {
+  const hasUrl = isSet(raw.url)
+  const hasFile = isSet(raw.file)
   if (hasUrl && hasFile) invalid(where, 'must have a url or a file, not both')
   if (hasFile) return { file: filePath(raw.file, `${where}.file`) }
   if (!hasUrl) invalid(where, 'must have a url (an address) or a file (a path in the files directory)')
   return { url: link(raw.url, `${where}.url`) }
 }
 
-function copyResource (raw: Resource, where: string): Resource {
-  if (raw === null || typeof raw !== 'object') invalid(where, 'must be an object')
+/** A resource checked and copied: its documented fields only, frozen. */
+function copyResource (value: unknown, where: string): Resource {
+  if (value === null || typeof value !== 'object') invalid(where, 'must be an object')
+  const raw = value as Record<string, unknown>
   const yearLevels = raw.yearLevels
   if (!Array.isArray(yearLevels) || yearLevels.length === 0) invalid(`${where}.yearLevels`, 'must be a non-empty array')
   const id = text(raw.id, `${where}.id`)
@@ -77,7 +111,7 @@ function copyResource (raw: Resource, where: string): Resource {
     subject: text(raw.subject, `${where}.subject`),
     yearLevels: Object.freeze(yearLevels.map((level, i) => text(level, `${where}.yearLevels[${i}]`))),
     format: text(raw.format, `${where}.format`)
-  })
+  }) as Resource
 }
 
 /** A category's audience: absent, or a non-empty list of group names (an empty one would lock everyone out). */
@@ -87,6 +121,46 @@ function audienceOf (value: unknown, where: string): readonly string[] | undefin
   return Object.freeze(value.map((group, i) => text(group, `${where}[${i}]`)))
 }
 
+/** A category's own fields (no resources) checked and copied: its documented fields only, frozen. */
+function copyCategory (value: unknown, where: string): Category {
+  if (value === null || typeof value !== 'object') invalid(where, 'must be an object')
+  const raw = value as Record<string, unknown>
+  const slug = text(raw.slug, `${where}.slug`)
+  if (!isSlug(slug)) invalid(`${where}.slug`, `must be lower-case letters, digits and single hyphens, got ${JSON.stringify(slug)}`)
+  const title = text(raw.title, `${where}.title`)
+  const description = text(raw.description, `${where}.description`)
+  const audience = audienceOf(raw.audience, `${where}.audience`)
+  return Object.freeze(audience === undefined ? { slug, title, description } : { slug, title, description, audience })
+}
+
+/**
+ * A category's resources checked and copied. A bad one throws, unless `leaveOut` is given: then it is
+ * left out and `leaveOut` is told what was wrong and which resource it was (its id, or its position).
+ */
+function copyResources (value: unknown, where: string, leaveOut?: (problem: Problem, resource: string) => void): readonly Resource[] {
+  if (!Array.isArray(value)) invalid(`${where}.resources`, 'must be an array')
+  const ids = new Set<string>()
+  const resources: Resource[] = []
+  value.forEach((raw: unknown, j) => {
+    const at = `${where}.resources[${j}]`
+    try {
+      const copy = copyResource(raw, at)
+      if (ids.has(copy.id)) invalid(`${at}.id`, `${JSON.stringify(copy.id)} is used twice`)
+      ids.add(copy.id)
+      resources.push(copy)
+    } catch (err) {
+      if (leaveOut === undefined) throw err
+      leaveOut(problemOf(err, at), recordName((raw as { id?: unknown } | null)?.id, j))
+    }
+  })
+  return Object.freeze(resources)
+}
+
+/** A bad record's name in a warning's key: its id or slug when it has a usable one, else its position. */
+function recordName (id: unknown, position: number): string {
+  return typeof id === 'string' && id !== '' && id.length <= MAX_SLUG_LENGTH ? JSON.stringify(id) : `#${position}`
+}
+
 /** Where each InMemoryCatalog first names a file, so that a missing files option fails the start. */
 const firstFiles = new WeakMap<Catalog, string>()
 
@@ -94,6 +168,9 @@ const firstFiles = new WeakMap<Catalog, string>()
 export function namedFile (catalog: Catalog): string | undefined {
   return firstFiles.get(catalog)
 }
+
+/** Records checked by InMemoryCatalog at construction (frozen): the boundary passes them as they are. */
+const checked = new WeakSet<object>()
 
 /**
  * A catalog held in memory, checked and copied once at construction so that bad data fails at
@@ -107,31 +184,20 @@ export class InMemoryCatalog implements Catalog {
     if (data === null || typeof data !== 'object' || !Array.isArray(data.categories)) {
       invalid('data', 'must be { categories: [...] }')
     }
-    data.categories.forEach((raw, i) => {
+    const summaries = data.categories.map((raw, i) => {
       const where = `categories[${i}]`
-      if (raw === null || typeof raw !== 'object') invalid(where, 'must be an object')
-      const slug = text(raw.slug, `${where}.slug`)
-      if (!isSlug(slug)) invalid(`${where}.slug`, `must be lower-case letters, digits and single hyphens, got ${JSON.stringify(slug)}`)
-      if (this.#bySlug.has(slug)) invalid(`${where}.slug`, `${JSON.stringify(slug)} is used twice`)
-      if (!Array.isArray(raw.resources)) invalid(`${where}.resources`, 'must be an array')
-      const ids = new Set<string>()
-      const resources = raw.resources.map((resource, j) => {
-        const copy = copyResource(resource, `${where}.resources[${j}]`)
-        if (ids.has(copy.id)) invalid(`${where}.resources[${j}].id`, `${JSON.stringify(copy.id)} is used twice`)
-        ids.add(copy.id)
-        if (copy.file !== undefined && !firstFiles.has(this)) firstFiles.set(this, `${where}.resources[${j}].file ${JSON.stringify(copy.file)}`)
-        return copy
-      })
-      const audience = audienceOf(raw.audience, `${where}.audience`)
-      this.#bySlug.set(slug, Object.freeze({
-        slug,
-        title: text(raw.title, `${where}.title`),
-        description: text(raw.description, `${where}.description`),
-        ...(audience === undefined ? {} : { audience }),
-        resources: Object.freeze(resources)
-      }))
+      const summary = copyCategory(raw, where)
+      if (this.#bySlug.has(summary.slug)) invalid(`${where}.slug`, `${JSON.stringify(summary.slug)} is used twice`)
+      const resources = copyResources(raw.resources, where)
+      const j = resources.findIndex((r) => r.file !== undefined)
+      if (j !== -1 && !firstFiles.has(this)) firstFiles.set(this, `${where}.resources[${j}].file ${JSON.stringify(resources[j].file)}`)
+      const category = Object.freeze({ ...summary, resources })
+      checked.add(category).add(summary)
+      this.#bySlug.set(summary.slug, category)
+      return summary
     })
-    this.#summaries = Object.freeze([...this.#bySlug.values()].map(({ resources: _resources, ...summary }) => Object.freeze(summary)))
+    this.#summaries = Object.freeze(summaries)
+    checked.add(this.#summaries)
   }
 
   async listCategories (): Promise<readonly Category[]> {
@@ -140,5 +206,96 @@ export class InMemoryCatalog implements Catalog {
 
   async getCategory (slug: string): Promise<CategoryWithResources | undefined> {
     return this.#bySlug.get(slug)
+  }
+}
+
+/** Where the boundary's warnings go: the app's logger (one per app, so each mistake is said once per app). */
+export interface CatalogLog {
+  warn: (fields: object, message: string) => void
+}
+
+/**
+ * The host's catalog as the section uses it: every record checked where it enters, as InMemoryCatalog
+ * checks its data (the same functions), and copied with its documented fields only, so that neither a
+ * view nor a JSON client sees another column of the host's records. `null` or `undefined` from
+ * `getCategory` is "no such category". A record that is not a category (and a list that is not a list)
+ * throws FST_SR_INVALID_CATALOG_RECORD, the section's 500, after one warn line naming the field; a bad
+ * resource of a good category, and a bad entry of the list, are left out with one warn line each.
+ *
+ * InMemoryCatalog's records pass as they are (checked at construction). A host's record is checked once
+ * per object: the same object gives the same copy (the page cache keys on it), and an ORM's new object
+ * on each call is checked again, its warnings keyed by slug and id so that they are said once.
+ */
+export function checkedCatalog (catalog: Catalog, log: CatalogLog, section: string): Catalog {
+  const categories = new WeakMap<object, CategoryWithResources | Problem>()
+  const summaries = new WeakMap<object, Category | Problem>()
+
+  function warn (key: string, field: string, message: string): void {
+    warnHostMistakeOnce(log, `catalog:${section}:${key}`, { code: 'FST_SR_INVALID_CATALOG_RECORD', field }, `fastify-schools-resources: ${message}`)
+  }
+
+  /** A record checked once per object (a primitive each time): its copy, or what is wrong with it. */
+  function once<T> (cache: WeakMap<object, T | Problem>, raw: unknown, check: () => T, where: string): T | Problem {
+    const known = typeof raw === 'object' && raw !== null ? cache.get(raw) : undefined
+    if (known !== undefined) return known
+    let result: T | Problem
+    try {
+      result = check()
+    } catch (err) {
+      result = problemOf(err, where)
+    }
+    if (typeof raw === 'object' && raw !== null) cache.set(raw, result)
+    return result
+  }
+
+  function isProblem (value: object): value is Problem {
+    return 'why' in value
+  }
+
+  return {
+    async listCategories () {
+      const list: unknown = await catalog.listCategories()
+      if (checked.has(list as object)) return list as readonly Category[]
+      if (!Array.isArray(list)) {
+        warn('list', 'listCategories()', `the catalog's listCategories() must resolve to an array of categories, got ${list === null ? 'null' : typeof list}; the section index answers with the 500 page until it does`)
+        throw new FST_SR_INVALID_CATALOG_RECORD()
+      }
+      const listed: Category[] = []
+      list.forEach((raw: unknown, i) => {
+        if (checked.has(raw as object)) {
+          listed.push(raw as Category)
+          return
+        }
+        const where = `listCategories()[${i}]`
+        const copy = once(summaries, raw, () => copyCategory(raw, where), where)
+        if (!isProblem(copy)) {
+          listed.push(copy)
+          return
+        }
+        warn(`list:${recordName((raw as { slug?: unknown } | null)?.slug, i)}:${copy.field}`, copy.field,
+          `a category of the catalog's listCategories() is left out of the section index: ${copy.field} ${copy.why}`)
+      })
+      return listed
+    },
+
+    async getCategory (slug) {
+      const raw: unknown = await catalog.getCategory(slug)
+      if (raw === null || raw === undefined) return undefined
+      if (checked.has(raw as object)) return raw as CategoryWithResources
+      const where = `getCategory(${JSON.stringify(slug)})`
+      const category = once(categories, raw, () => {
+        const summary = copyCategory(raw, where)
+        if (summary.slug !== slug) invalid(`${where}.slug`, `must be the slug asked for, got ${JSON.stringify(summary.slug)}`)
+        const resources = copyResources((raw as { resources?: unknown }).resources, where, (problem, resource) => {
+          warn(`${slug}:resource:${resource}`, problem.field,
+            `a resource of the catalog's category "${slug}" is left out of its page and JSON: ${problem.field} ${problem.why}`)
+        })
+        return Object.freeze({ ...summary, resources })
+      }, where)
+      if (!isProblem(category)) return category
+      warn(`${slug}:${category.field}`, category.field,
+        `the catalog's category "${slug}" is not a category: ${category.field} ${category.why}; members who open it get the 500 page until the record is fixed`)
+      throw new FST_SR_INVALID_CATALOG_RECORD()
+    }
   }
 }

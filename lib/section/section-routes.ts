@@ -13,6 +13,54 @@ import { isSlug } from './catalog.js'
 // Every page here depends on the session (the member's name, the logout token), so no cache keeps any.
 const PRIVATE = 'private, no-store'
 
+// The JSON answers' documented fields (docs/pages-and-views.md#json), as response schemas: Fastify's
+// serializer writes these fields only, and a host's @fastify/swagger can describe the routes. The
+// records are the catalog boundary's copies, which carry these fields only, so a host serializer that
+// ignores schemas (setReplySerializer) sends nothing more either.
+const STRING = { type: 'string' } as const
+const STRINGS = { type: 'array', items: STRING } as const
+const OPTIONAL_STRING = { type: ['string', 'null'] } as const
+
+const INDEX_JSON = {
+  type: 'object',
+  required: ['categories'],
+  properties: {
+    categories: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['slug', 'title', 'description', 'url', 'locked'],
+        properties: { slug: STRING, title: STRING, description: STRING, url: STRING, locked: { type: 'boolean' } }
+      }
+    }
+  }
+} as const
+
+const CATEGORY_JSON = {
+  type: 'object',
+  required: ['category', 'resources', 'filter'],
+  properties: {
+    category: {
+      type: 'object',
+      required: ['slug', 'title', 'description'],
+      properties: { slug: STRING, title: STRING, description: STRING, audience: STRINGS }
+    },
+    resources: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['id', 'title', 'summary', 'url', 'subject', 'yearLevels', 'format'],
+        properties: { id: STRING, title: STRING, summary: STRING, url: STRING, subject: STRING, yearLevels: STRINGS, format: STRING }
+      }
+    },
+    filter: {
+      type: 'object',
+      required: ['subject', 'year', 'subjects', 'years'],
+      properties: { subject: OPTIONAL_STRING, year: OPTIONAL_STRING, subjects: STRINGS, years: STRINGS }
+    }
+  }
+} as const
+
 export interface SectionDeps {
   catalog: Catalog
   memberOf: MemberLookup
@@ -98,10 +146,11 @@ export function sectionRoutes (fastify: FastifyInstance, deps: SectionDeps): voi
 
   const notFound = notFoundAnswer(deps)
 
-  fastify.get(`${prefix}/`, sectionIndex)
+  const index = { schema: { response: { 200: INDEX_JSON } } }
+  fastify.get(`${prefix}/`, index, sectionIndex)
   // With the host's ignoreTrailingSlash the router already answers the bare prefix (hasRoute takes the
   // whole path, register prefix included).
-  if (!fastify.hasRoute({ method: 'GET', url: paths.index.slice(0, -1) })) fastify.get(prefix, sectionIndex)
+  if (!fastify.hasRoute({ method: 'GET', url: paths.index.slice(0, -1) })) fastify.get(prefix, index, sectionIndex)
 
   /** `resources/<slug>/` or `resources/<slug>` → the category; any other shape is no category. */
   function findCategory (request: FastifyRequest): Promise<CategoryWithResources | undefined> | undefined {
@@ -120,6 +169,7 @@ export function sectionRoutes (fastify: FastifyInstance, deps: SectionDeps): voi
   // config marks the route for the anonymous short-circuit, which may then answer requests without a
   // session cookie first; not when the host's getMember decides, whose members may have no such cookie.
   fastify.get(`${prefix}/resources/*`, {
+    schema: { response: { 200: CATEGORY_JSON } },
     config: shortCircuitMark(deps.anonymous, deps.sessionDecides),
     preHandler: accessGuard({ memberOf, pages, ...deps.anonymous }, findCategory, toIndex, deps.restrictedCategories)
   }, categoryPage)

@@ -1,13 +1,10 @@
 /**
  * The return address read back at sign-in: only one that stays on this site is used.
  */
+import { UNSAFE_URL_CHARACTERS } from '../redirect/site-origin.js'
 
 /** Upper bound for a return address (Django uses the same): longer values fall back. */
 export const MAX_BACK_URL_LENGTH = 2048
-
-// C0 and C1 controls, DEL, and backslashes (browsers read "\" as "/" in special URLs).
-// eslint-disable-next-line no-control-regex -- matching control characters is the point
-const UNSAFE_CHARACTERS = /[\u0000-\u001f\u007f-\u009f\\]/
 
 /**
  * The absolute URL to return to after sign-in, or undefined when `value` would leave the site or is
@@ -17,7 +14,7 @@ const UNSAFE_CHARACTERS = /[\u0000-\u001f\u007f-\u009f\\]/
  */
 export function safeBackUrl (value: unknown, origin: string): string | undefined {
   if (typeof value !== 'string' || value === '' || value.length > MAX_BACK_URL_LENGTH) return undefined
-  if (UNSAFE_CHARACTERS.test(value)) return undefined
+  if (UNSAFE_URL_CHARACTERS.test(value)) return undefined
   const isPath = value.startsWith('/')
   let site: URL
   let url: URL

@@ -52,6 +52,14 @@ t.test('bad data fails at construction with the place and the reason', async (t)
     [{ categories: [{ ...category, resources: [{ ...resource, url: 'javascript:alert(1)' }] }] }, /url must be an http\(s\) URL or a path/],
     [{ categories: [{ ...category, resources: [{ ...resource, url: '//evil.example/x' }] }] }, /url must be an http\(s\) URL/],
     [{ categories: [{ ...category, resources: [{ ...resource, url: 'not a url' }] }] }, /url must be an http\(s\) URL/],
+    [{ categories: [{ ...category, resources: [{ ...resource, url: 'https://[' }] }] }, /url must be an http\(s\) URL/],
+    // Issue 18: browsers read "\\" as "/" and drop tabs and newlines, so these lead to evil.example.
+    [{ categories: [{ ...category, resources: [{ ...resource, url: '/\\evil.example/x' }] }] }, /url must be an http\(s\) URL or a path on this site, with no space, control character or "\\", got "\/\\\\evil.example\/x"/],
+    [{ categories: [{ ...category, resources: [{ ...resource, url: '/\t/evil.example/x' }] }] }, /url must be an http\(s\) URL or a path/],
+    [{ categories: [{ ...category, resources: [{ ...resource, url: '/\n/evil.example/x' }] }] }, /url must be an http\(s\) URL or a path/],
+    [{ categories: [{ ...category, resources: [{ ...resource, url: '/ /x' }] }] }, /url must be an http\(s\) URL or a path/],
+    [{ categories: [{ ...category, resources: [{ ...resource, url: 'https://www.example.org/\u0085x' }] }] }, /url must be an http\(s\) URL or a path/],
+    [{ categories: [{ ...category, resources: [{ ...resource, url: 'java\tscript:alert(1)' }] }] }, /url must be an http\(s\) URL or a path/],
     [{ categories: [{ ...category, resources: [{ ...resource, format: undefined }] }] }, /format must be a non-empty string/],
     // A link to `/files/<category>/../<name>` would be resolved away by the browser.
     [{ categories: [{ ...category, resources: [{ ...resource, id: '..' }] }] }, /resources\[0\]\.id must not be "\.\."/],
@@ -60,7 +68,9 @@ t.test('bad data fails at construction with the place and the reason', async (t)
   for (const [data, message] of bad) {
     t.throws(() => new InMemoryCatalog(data as CatalogData), { code: 'FST_SR_INVALID_CATALOG', message }, String(message))
   }
-  t.doesNotThrow(() => new InMemoryCatalog({ categories: [{ ...category, resources: [{ ...resource, url: '/files/local.pdf' }] }] }), 'site paths are fine')
+  for (const url of ['/files/local.pdf', '/files/a%20b.pdf?x=1#top', '/..//still-here.example', 'http://www.example.org/x']) {
+    t.doesNotThrow(() => new InMemoryCatalog({ categories: [{ ...category, resources: [{ ...resource, url }] }] }), `${url}: fine`)
+  }
 })
 
 t.test('isSlug', async (t) => {
