@@ -9,8 +9,9 @@ import { memberLookup } from './session/member.js'
 import { registerCsrf } from './session/csrf.js'
 import { mountPoint, PageRenderer, resolveViews, sectionPaths } from './pages/page-renderer.js'
 import { stylesheetPolicy, stylesheetRoute } from './pages/stylesheet.js'
-import { registerSecurityHeaders } from './pages/security-headers.js'
+import { registerSecurityHeaders, type SecurityHeaders } from './pages/security-headers.js'
 import { storeErrorHandler } from './pages/unavailable.js'
+import { sectionErrorHandler } from './pages/server-error.js'
 import { sectionRoutes } from './section/section-routes.js'
 import { guardHostRoutes } from './access/members-only.js'
 import { fileRoutes } from './files/file-routes.js'
@@ -35,22 +36,25 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
   const sessionDecides = opts.getMember === undefined
   await fastify.register(redirectOnce, { baseUrl: opts.baseUrl, conflictLog: opts.conflictLog })
 
-  // Store failures (Redis down or slow) on our routes become a clear 503, in a context of its own around
-  // the section, so the section's own error handler (forms) passes them on to it.
+  // Errors on our routes get the section's own answers: store failures (Redis down or slow) a clear 503,
+  // other server errors its 500 page with nothing of the error in it (pages/server-error.ts). In a context
+  // of its own around the section, so the section's own error handler (forms) passes them on to it. The
+  // security headers are set there too, so that the error handler can set them again.
+  let headers: SecurityHeaders = { owner: 'none' }
   await fastify.register(async function schoolsResourcesStoreErrors (outer: FastifyInstance) {
-    outer.setErrorHandler(storeErrorHandler)
+    // The default policy, plus the origin of a host stylesheet on another site; the host's helmet options still win.
+    headers = await registerSecurityHeaders(outer, opts.helmet === false ? false : { contentSecurityPolicy: stylesheetPolicy(opts.stylesheet), ...opts.helmet })
+    outer.setErrorHandler(sectionErrorHandler(headers))
     await outer.register(schoolsResourcesSection)
   })
 
   // The host's members-only routes (config.membersOnly, fastify.membersOnly()) in this context and below.
-  guardHostRoutes(fastify, { memberOf, pages, anonymous, sessionDecides })
+  guardHostRoutes(fastify, { memberOf, pages, anonymous, sessionDecides, answerError: sectionErrorHandler(headers) })
 
   // Routes live in their own context so the form parser, CSRF, rate limit and security headers stay
   // ours and do not leak into the host.
   async function schoolsResourcesSection (section: FastifyInstance) {
     if (!section.hasContentTypeParser(FORM)) await section.register(formbody)
-    // The default policy, plus the origin of a host stylesheet on another site; the host's helmet options still win.
-    await registerSecurityHeaders(section, opts.helmet === false ? false : { contentSecurityPolicy: stylesheetPolicy(opts.stylesheet), ...opts.helmet })
     if (opts.stylesheet.servePath !== undefined) stylesheetRoute(section, opts.stylesheet.servePath)
     const routes = {
       catalog: opts.catalog,

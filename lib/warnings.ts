@@ -65,3 +65,16 @@ export function warnHostMistakeOnce (
   log.warn(fields, message)
   return true
 }
+
+/**
+ * What kind of value a host handed in, for an error or a warning: "a number", "an object", never the
+ * value itself (a host's user record or a view's output may hold anything, a password hash included).
+ */
+export function kindOfValue (value: unknown): string {
+  if (value === null) return 'null'
+  if (Array.isArray(value)) return 'an array'
+  const type = typeof value
+  if (type === 'undefined') return 'undefined'
+  if (type === 'object') return 'an object'
+  return `${/^[aeiou]/.test(type) ? 'an' : 'a'} ${type}`
+}

@@ -1,4 +1,4 @@
-import type { FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastify'
+import type { FastifyError, FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastify'
 import type { AnonymousRedirect, Member } from '../types.js'
 import { errorCodes } from '../errors.js'
 import { answerAnonymous, targetTooLong } from '../redirect/login-redirect.js'
@@ -19,6 +19,12 @@ export interface Protected {
 export interface AccessGuardDeps extends AnonymousRedirect {
   memberOf: MemberLookup
   pages: PageRenderer
+  /**
+   * Answers what the guard itself failed with (a getMember that throws or gives no member, a view), on a
+   * host's route where the section's error handler does not reach; throws back what it leaves to the
+   * host's handler. Absent on the section's own routes, whose error handler gets every error.
+   */
+  answerError?: (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => unknown
 }
 
 /** What the guard learnt, for the route handler: it never looks anything up twice. */
@@ -49,7 +55,7 @@ export async function answerForbidden (request: FastifyRequest, reply: FastifyRe
   if (wantsJson(request)) return sendJsonError(reply, 403, error.code, error.message)
   const { pages } = deps
   const ctx = pages.context(member, reply)
-  return pages.send(reply, pages.views.forbidden({ title, backUrl: request.url }, ctx), ctx)
+  return pages.sendView(reply, 'forbidden', { title, backUrl: request.url }, ctx)
 }
 
 /** Decides for a signed-in member: true when the request may go on to the page; otherwise it has been answered. */
@@ -96,7 +102,7 @@ function admitTo (request: FastifyRequest, reply: FastifyReply, deps: AccessGuar
 
 /** The guard around `admitMember`; `limitEveryone`: refuse a too-long address before anything else. */
 function guard (deps: AccessGuardDeps, admitMember: Admit, limitEveryone: boolean): preHandlerHookHandler {
-  const { memberOf } = deps
+  const { memberOf, answerError } = deps
 
   /** True when the request may go on to the page; otherwise it has been answered. */
   async function admit (request: FastifyRequest, reply: FastifyReply): Promise<boolean> {
@@ -120,6 +126,14 @@ function guard (deps: AccessGuardDeps, admitMember: Admit, limitEveryone: boolea
       done(tooLong)
       return
     }
-    admit(request, reply).then((proceed) => { if (proceed) done() }, done)
+    admit(request, reply).then((proceed) => { if (proceed) done() }, answerError === undefined
+      ? done
+      : (error: FastifyError) => {
+          try {
+            answerError(error, request, reply)
+          } catch (passed) {
+            done(passed as FastifyError)
+          }
+        })
   }
 }

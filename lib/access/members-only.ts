@@ -12,7 +12,7 @@ const { FST_SR_INVALID_OPTION, FST_SR_UNGUARDED_ROUTE } = errorCodes
 export const DEFAULT_TITLE = 'this page'
 const SETTINGS = new Set(['groups', 'title'])
 
-export interface MembersOnlyDeps extends Pick<AccessGuardDeps, 'memberOf' | 'pages'> {
+export interface MembersOnlyDeps extends Pick<AccessGuardDeps, 'memberOf' | 'pages' | 'answerError'> {
   /** The section's login redirect (then the refused index redirect), for visitors. */
   anonymous: AnonymousRedirect
   /** Whether members come from the session alone, so the anonymous short-circuit may answer for these routes. */
@@ -66,7 +66,7 @@ function hookList (hooks: Hooks): unknown[] {
 export function guardHostRoutes (fastify: FastifyInstance, deps: MembersOnlyDeps): void {
   if (fastify.hasDecorator('membersOnly')) return
   const fromDecorator = new WeakSet<object>()
-  const guardDeps: AccessGuardDeps = { memberOf: deps.memberOf, pages: deps.pages, ...deps.anonymous }
+  const guardDeps: AccessGuardDeps = { memberOf: deps.memberOf, pages: deps.pages, answerError: deps.answerError, ...deps.anonymous }
 
   fastify.decorate('membersOnly', function membersOnly (options?: MembersOnlyOptions): preHandlerHookHandler {
     const where = 'in fastify.membersOnly()'

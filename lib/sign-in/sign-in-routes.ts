@@ -4,14 +4,14 @@ import { errorCodes } from '../errors.js'
 import { siteOrigin } from '../redirect/site-origin.js'
 import { loginRedirectUrl } from '../redirect/login-redirect.js'
 import { CSRF_COOKIE, CSRF_ERROR_CODES, csrfTokenFor, keptAtSignIn } from '../session/csrf.js'
-import { isMember, type MemberLookup } from '../session/member.js'
+import { invalidMember, isMember, type MemberLookup } from '../session/member.js'
 import { isJsonClient, sendJsonError, wantsJson } from '../pages/negotiation.js'
 import type { PageRenderer, SectionPaths } from '../pages/page-renderer.js'
 import { retryTime, type LoginViewData } from '../pages/views.js'
 import { safeBackUrl } from './back-url.js'
 import type { Lockout } from './lockout.js'
 
-const { FST_SR_INVALID_MEMBER, FST_SR_SHARED_SIGN_IN, FST_SR_MISSING_CREDENTIALS, FST_SR_INVALID_CREDENTIALS, FST_SR_LOCKED_OUT } = errorCodes
+const { FST_SR_SHARED_SIGN_IN, FST_SR_MISSING_CREDENTIALS, FST_SR_INVALID_CREDENTIALS, FST_SR_LOCKED_OUT } = errorCodes
 // The code the rate limit's errors carry (they are made in login-rate-limit.ts).
 const LOGIN_RATE_LIMITED: keyof typeof errorCodes = 'FST_SR_LOGIN_RATE_LIMITED'
 
@@ -84,7 +84,7 @@ export function signInRoutes (fastify: FastifyInstance, deps: SignInDeps): void 
   function loginPage (reply: FastifyReply, status: number, data: LoginViewData, member: Member | undefined) {
     const ctx = pages.context(member, reply)
     reply.code(status).header('cache-control', 'no-store')
-    return pages.send(reply, pages.views.login({ ...data, csrfToken: csrfTokenFor(reply) }, ctx), ctx)
+    return pages.sendView(reply, 'login', { ...data, csrfToken: csrfTokenFor(reply) }, ctx)
   }
 
   /** A refused sign-in: the form again with the message, or for a JSON client the error with its code. */
@@ -147,9 +147,7 @@ export function signInRoutes (fastify: FastifyInstance, deps: SignInDeps): void 
       if (lockedNow !== undefined) return lockedOut(reply, lockedNow, formBackUrl, email)
       return refuse(reply, new FST_SR_INVALID_CREDENTIALS(), { backUrl: formBackUrl, email })
     }
-    if (!isMember(member)) {
-      throw new FST_SR_INVALID_MEMBER(typeof member === 'object' ? 'an object without them' : typeof member)
-    }
+    if (!isMember(member)) throw invalidMember(request, 'authenticate', member)
     await lockout?.recordSuccess(email)
 
     // A new session id at sign-in, so that an id planted before it (session fixation) is worthless; the
