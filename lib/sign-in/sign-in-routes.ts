@@ -48,6 +48,16 @@ function fields (value: unknown): Fields {
   return value !== null && typeof value === 'object' ? value as Fields : {}
 }
 
+/**
+ * Whether the session's value under `sessionKey` belongs to someone other than `member`: a different
+ * member id, or something there that has none. Only the id counts, so that sessions holding only an id
+ * compare the same way.
+ */
+function heldByAnother (held: unknown, member: Member): boolean {
+  if (held === undefined || held === null) return false
+  return typeof held !== 'object' || (held as { id?: unknown }).id !== member.id
+}
+
 /** What sections sharing one sign-in must agree on. */
 export interface SignInSettings {
   authenticate: SignInDeps['authenticate']
@@ -151,8 +161,10 @@ export function signInRoutes (fastify: FastifyInstance, deps: SignInDeps): void 
     await lockout?.recordSuccess(email)
 
     // A new session id at sign-in, so that an id planted before it (session fixation) is worthless; the
-    // host's data comes along unless it asked for a clean session, the CSRF secret never does.
-    await request.session.regenerate(deps.keepSessionData ? keptAtSignIn(request.session, sessionKey) : [])
+    // host's data comes along unless it asked for a clean session, the CSRF secret never does. Nor does
+    // it when the session belonged to another member (as Django's login() flushes it): their data is theirs.
+    const keep = deps.keepSessionData && !heldByAnother(request.session.get(sessionKey as 'member'), member)
+    await request.session.regenerate(keep ? keptAtSignIn(request.session, sessionKey) : [])
     const stored: Member = { id: member.id, name: member.name }
     if (typeof member.email === 'string') stored.email = member.email
     if (member.groups !== undefined) stored.groups = [...member.groups]
