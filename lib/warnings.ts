@@ -76,5 +76,6 @@ export function kindOfValue (value: unknown): string {
   const type = typeof value
   if (type === 'undefined') return 'undefined'
   if (type === 'object') return 'an object'
-  return `${/^[aeiou]/.test(type) ? 'an' : 'a'} ${type}`
+  // What is left (boolean, number, string, function, symbol, bigint) all take "a".
+  return `a ${type}`
 }

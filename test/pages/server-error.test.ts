@@ -120,3 +120,13 @@ t.test('a throwing authenticate at sign-in: the 500, no session, its text only i
   t.equal(store.sessions.size, 0, 'nobody signed in')
   t.equal(log.lines.filter((l) => l.level === ERROR && l.err?.message === SECRET).length, 1)
 })
+
+t.test('with helmet: false the 500 page sets no security headers of its own', async (t) => {
+  const { app } = await buildTestApp({ plugin: { catalog: hostCatalog, helmet: false } })
+  t.teardown(() => app.close())
+  const cookie = await signIn(app)
+  const res = await app.inject({ url: '/schools/resources/resources/boom/', headers: { cookie } })
+  t.equal(res.statusCode, 500)
+  t.equal(res.headers['content-security-policy'], undefined)
+  t.equal(res.headers['cache-control'], 'no-store')
+})

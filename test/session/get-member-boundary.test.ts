@@ -76,6 +76,20 @@ t.test('the reproduction: a getMember that throws SQLITE_BUSY (password=hunter2)
   t.ok(errors.every((l) => l.err?.message === `SQLITE_BUSY (password=${SECRET})`), 'the full error is in the log, and only there')
 })
 
+t.test('the sign-in error handler (a form without its token) asks too: the 500, not the form', async (t) => {
+  const { app, use } = await build(t)
+  use(() => ({ name: 'no id', password: SECRET }))
+  const form = { 'content-type': 'application/x-www-form-urlencoded' }
+  const res = await app.inject({ method: 'POST', url: '/Security/login', headers: form, payload: 'email=a%40example.org&password=x' })
+  t.equal(res.statusCode, 500)
+  t.match(res.body, 'FST_SR_INVALID_MEMBER')
+  t.notMatch(res.body, SECRET)
+  use(() => null)
+  const visitor = await app.inject({ method: 'POST', url: '/Security/login', headers: form, payload: 'email=a%40example.org&password=x' })
+  t.equal(visitor.statusCode, 403)
+  t.match(visitor.body, 'This form has expired', 'a visitor gets the expired form')
+})
+
 t.test('falsy answers are visitors: the login redirect on members-only pages, the open pages as usual', async (t) => {
   const { app, lines, use } = await build(t)
   for (const falsy of [null, undefined, false, 0, '', Number.NaN]) {
@@ -146,8 +160,15 @@ t.test('a generated spread of wrong getMember answers: nobody let in, no raw tex
     if (c.kind === 'falsy' && MEMBERS_ONLY.includes(url) && res.statusCode !== 302) throw new Error(`a visitor got ${res.statusCode} on ${url}`)
     if (c.kind !== 'falsy' && res.statusCode !== 500) throw new Error(`${c.kind} got ${res.statusCode} on ${url}`)
     if (res.statusCode >= 500 && !logged.some((l) => l.level >= ERROR && typeof l.reqId === 'string')) throw new Error(`a ${res.statusCode} without an error line on ${url}`)
-  }), { numRuns: 300 })
-  t.equal(requests, 300)
+  }), {
+    numRuns: 300,
+    // Every kind of value once whatever the seed, on a members-only page and an open one.
+    examples: [[], true, 1, 1n, 'x', () => 1, Symbol('s'), {}, { id: 1, username: 'ann' }].flatMap((value): Array<[Case, string, string]> => [
+      [{ kind: 'truthy', value, async: false }, MATHS, 'text/html'],
+      [{ kind: 'truthy', value, async: true }, '/schools/resources/', 'application/json']
+    ])
+  })
+  t.equal(requests, 300, 'the examples count among the runs')
   const warns = lines.filter((l) => l.level === WARN && l.code === 'FST_SR_INVALID_MEMBER')
   t.ok(warns.length <= 8, `one warn per kind of wrong value, not per request (${warns.length})`)
   t.notOk(lines.some((l) => l.level === WARN && JSON.stringify(l).includes(SECRET)), 'warns never quote the value')
