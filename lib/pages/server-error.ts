@@ -42,12 +42,13 @@ function publicCode (error: unknown): string {
 /**
  * The section's 500: a short page of its own (never through the host's layout, which may be what failed)
  * or, for a JSON client, `{ statusCode: 500, code, error, message }`, both with a generic message. The
- * error itself goes only to the log, at `error`, once for this request, with its request id. No cache
- * keeps it; the section's security headers are set again, as the error may have come before them.
+ * error itself goes only to the log, at `error`, once for this request, with its request id (the address cut
+ * to 1000 characters, as the conflict log cuts its fields). No cache keeps it; the section's security
+ * headers are set again, as the error may have come before them.
  */
 export function sendServerError (error: unknown, request: FastifyRequest, reply: FastifyReply, headers: SecurityHeaders): FastifyReply {
   const code = publicCode(error)
-  request.log.error({ err: error, code }, `fastify-schools-resources: answered 500 (${code}) to ${request.method} ${request.url}`)
+  request.log.error({ err: error, code }, `fastify-schools-resources: answered 500 (${code}) to ${request.method} ${request.url.slice(0, 1000)}`)
   for (const name of DROPPED_HEADERS) reply.removeHeader(name)
   if (headers.owner === 'plugin') {
     try {
