@@ -34,10 +34,13 @@ const FST_SR_INVALID_REDIRECT_URL = createError<[string]>(
   TypeError
 )
 
-/** The host's `authenticate` option resolved to something that is not a member. */
-const FST_SR_INVALID_MEMBER = createError<[string]>(
+/**
+ * The host's `authenticate` or `getMember` (the first argument names which) gave something that is not
+ * a member; the second says what kind of value it was, never the value itself.
+ */
+const FST_SR_INVALID_MEMBER = createError<[string, string]>(
   'FST_SR_INVALID_MEMBER',
-  'fastify-schools-resources: authenticate() must resolve to a member ({ id, name }: id a non-empty string or a number, name a string, groups if any a list of non-empty strings), or to null; got %s',
+  'fastify-schools-resources: %s must give a member ({ id, name }: id a non-empty string or a number, name a string, groups if any a list of non-empty strings), or null; got %s',
   500,
   TypeError
 )
@@ -157,6 +160,20 @@ const FST_SR_INVALID_CATALOG_RECORD = createError(
   500
 )
 
+/** A host view (`views.<name>`) threw, or gave something that is not a page (or, for the layout, not markup). */
+const FST_SR_INVALID_VIEW = createError<[string, string, { cause: unknown }?]>(
+  'FST_SR_INVALID_VIEW',
+  'fastify-schools-resources: views.%s %s',
+  500
+)
+
+/** What a client gets for any 5xx of the section that is not one of its own codes: never the error's own text. */
+const FST_SR_INTERNAL_ERROR = createError(
+  'FST_SR_INTERNAL_ERROR',
+  'Something went wrong on our side. Please try again later.',
+  500
+)
+
 export const errorCodes = {
   FST_SR_INVALID_OPTION,
   FST_SR_INVALID_CATALOG,
@@ -178,5 +195,7 @@ export const errorCodes = {
   FST_SR_UNGUARDED_ROUTE,
   FST_SR_BAD_PROTOCOL,
   FST_SR_INSECURE_SIGN_IN,
-  FST_SR_INVALID_CATALOG_RECORD
+  FST_SR_INVALID_CATALOG_RECORD,
+  FST_SR_INVALID_VIEW,
+  FST_SR_INTERNAL_ERROR
 } as const

@@ -12,6 +12,7 @@ import { mountPoint, PageRenderer, resolveViews, sectionPaths } from './pages/pa
 import { stylesheetPolicy, stylesheetRoute } from './pages/stylesheet.js'
 import { registerSecurityHeaders, securityHeaders } from './pages/security-headers.js'
 import { storeErrorHandler } from './pages/unavailable.js'
+import { sectionErrorHandler } from './pages/server-error.js'
 import { sectionRoutes } from './section/section-routes.js'
 import { checkedCatalog } from './section/catalog.js'
 import { guardHostRoutes } from './access/members-only.js'
@@ -40,21 +41,24 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
   warnTrustProxy(fastify)
   await fastify.register(redirectOnce, { baseUrl: opts.baseUrl, conflictLog: opts.conflictLog })
 
-  // Store failures (Redis down or slow) on our routes become a clear 503, in a context of its own around
-  // the section, so the section's own error handler (forms) passes them on to it.
+  // Errors on our routes get the section's own answers: store failures (Redis down or slow) a clear 503,
+  // other server errors its 500 page with nothing of the error in it (pages/server-error.ts). In a context
+  // of its own around the section, so the section's own error handler (forms) passes them on to it. The
+  // security headers are set there too, so that the error handler can set them again.
+  const errors = sectionErrorHandler(headers)
   await fastify.register(async function schoolsResourcesStoreErrors (outer: FastifyInstance) {
-    outer.setErrorHandler(storeErrorHandler)
+    registerSecurityHeaders(outer, headers)
+    outer.setErrorHandler(errors)
     await outer.register(schoolsResourcesSection)
   })
 
   // The host's members-only routes (config.membersOnly, fastify.membersOnly()) in this context and below.
-  guardHostRoutes(fastify, { memberOf, pages, anonymous, sessionDecides, securityHeaders: headers })
+  guardHostRoutes(fastify, { memberOf, pages, anonymous, sessionDecides, securityHeaders: headers, answerError: errors })
 
   // Routes live in their own context so the form parser, CSRF, rate limit and security headers stay
   // ours and do not leak into the host.
   async function schoolsResourcesSection (section: FastifyInstance) {
     if (!section.hasContentTypeParser(FORM)) await section.register(formbody)
-    registerSecurityHeaders(section, headers)
     if (opts.stylesheet.servePath !== undefined) stylesheetRoute(section, opts.stylesheet.servePath)
     const routes = {
       // Every record of a host's catalog is checked here, where it enters (InMemoryCatalog's already were).

@@ -74,3 +74,17 @@ export const TRUST_PROXY_WARNING = 'FST_SR_TRUST_PROXY'
 
 /** Code of the log line at sign-in: the session cookie is Secure (or `baseUrl` https) but Fastify sees the request as plain http. */
 export const SECURE_COOKIE_OVER_HTTP_WARNING = 'FST_SR_SECURE_COOKIE_OVER_HTTP'
+
+/**
+ * What kind of value a host handed in, for an error or a warning: "a number", "an object", never the
+ * value itself (a host's user record or a view's output may hold anything, a password hash included).
+ */
+export function kindOfValue (value: unknown): string {
+  if (value === null) return 'null'
+  if (Array.isArray(value)) return 'an array'
+  const type = typeof value
+  if (type === 'undefined') return 'undefined'
+  if (type === 'object') return 'an object'
+  // What is left (boolean, number, string, function, symbol, bigint) all take "a".
+  return `a ${type}`
+}

@@ -1,4 +1,4 @@
-import type { FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastify'
+import type { FastifyError, FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastify'
 import type { AnonymousRedirect, Member } from '../types.js'
 import { errorCodes } from '../errors.js'
 import { answerAnonymous, targetTooLong } from '../redirect/login-redirect.js'
@@ -22,6 +22,12 @@ export interface AccessGuardDeps extends AnonymousRedirect {
   pages: PageRenderer
   /** Sets the section's security headers on its 403 answer, where its own onRequest hook did not (a host route). */
   securityHeaders?: ApplySecurityHeaders
+  /**
+   * Answers what the guard itself failed with (a getMember that throws or gives no member, a view), on a
+   * host's route where the section's error handler does not reach; throws back what it leaves to the
+   * host's handler. Absent on the section's own routes, whose error handler gets every error.
+   */
+  answerError?: (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => unknown
 }
 
 /** What the guard learnt, for the route handler: it never looks anything up twice. */
@@ -58,7 +64,7 @@ export async function answerForbidden (request: FastifyRequest, reply: FastifyRe
   if (wantsJson(request)) return sendJsonError(reply, 403, error.code, error.message)
   const { pages } = deps
   const ctx = pages.context(member, reply)
-  return pages.send(reply, pages.views.forbidden({ title, backUrl: request.url }, ctx), ctx)
+  return pages.sendView(reply, 'forbidden', { title, backUrl: request.url }, ctx)
 }
 
 /** Decides for a signed-in member: true when the request may go on to the page; otherwise it has been answered. */
@@ -118,7 +124,7 @@ function admitTo (request: FastifyRequest, reply: FastifyReply, deps: AccessGuar
 
 /** The guard around `admitMember`; `limitEveryone`: refuse a too-long address before anything else. */
 function guard (deps: AccessGuardDeps, admitMember: Admit, limitEveryone: boolean): preHandlerHookHandler {
-  const { memberOf } = deps
+  const { memberOf, answerError } = deps
 
   /** True when the request may go on to the page; otherwise it has been answered. */
   async function admit (request: FastifyRequest, reply: FastifyReply): Promise<boolean> {
@@ -142,6 +148,14 @@ function guard (deps: AccessGuardDeps, admitMember: Admit, limitEveryone: boolea
       done(tooLong)
       return
     }
-    admit(request, reply).then((proceed) => { if (proceed) done() }, done)
+    admit(request, reply).then((proceed) => { if (proceed) done() }, answerError === undefined
+      ? done
+      : (error: FastifyError) => {
+          try {
+            answerError(error, request, reply)
+          } catch (passed) {
+            done(passed as FastifyError)
+          }
+        })
   }
 }

@@ -14,7 +14,7 @@ const { FST_SR_INVALID_OPTION, FST_SR_UNGUARDED_ROUTE } = errorCodes
 export const DEFAULT_TITLE = 'this page'
 const SETTINGS = new Set(['groups', 'title'])
 
-export interface MembersOnlyDeps extends Pick<AccessGuardDeps, 'memberOf' | 'pages'> {
+export interface MembersOnlyDeps extends Pick<AccessGuardDeps, 'memberOf' | 'pages' | 'answerError'> {
   /** The section's login redirect (then the refused index redirect), for visitors. */
   anonymous: AnonymousRedirect
   /** Whether members come from the session alone, so the anonymous short-circuit may answer for these routes. */
@@ -99,7 +99,7 @@ export function guardHostRoutes (fastify: FastifyInstance, deps: MembersOnlyDeps
   warnIfEncapsulated(fastify)
   // Each decorated guard and what it lets in.
   const fromDecorator = new WeakMap<object, Protected>()
-  const guardDeps: AccessGuardDeps = { memberOf: deps.memberOf, pages: deps.pages, ...deps.anonymous }
+  const guardDeps: AccessGuardDeps = { memberOf: deps.memberOf, pages: deps.pages, answerError: deps.answerError, ...deps.anonymous }
   const apply = deps.securityHeaders
   // The host route gets the section's headers on the 403 page the section answers there, unless a
   // @fastify/helmet of the host covers that route.

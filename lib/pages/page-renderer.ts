@@ -1,12 +1,15 @@
 import type { FastifyReply } from 'fastify'
 import type { CategoryWithResources, Member } from '../types.js'
 import { errorCodes } from '../errors.js'
+import { kindOfValue, warnHostMistakeOnce } from '../warnings.js'
+import { isStoreUnavailable } from '../stores/store-unavailable.js'
 import { csrfTokenFor } from '../session/csrf.js'
 import { defaultViews, fileName, type Page, type PageContext, type Views } from './views.js'
+import { SafeHtml } from './html.js'
 import { applyFilter, type ResourceFilter } from './filters.js'
 import { CategoryPageCache } from './page-cache.js'
 
-const { FST_SR_REGISTER_PREFIX } = errorCodes
+const { FST_SR_REGISTER_PREFIX, FST_SR_INVALID_VIEW } = errorCodes
 
 export type SectionPaths = PageContext['paths']
 
@@ -56,10 +59,6 @@ export class PageRenderer {
     }
   }
 
-  get views (): Views {
-    return this.#views
-  }
-
   /**
    * The context for one page; members get a CSRF token for the logout form when the plugin owns sign-in.
    * Where no token can be made (a host's route), the page offers no sign-out form rather than one that fails.
@@ -75,9 +74,19 @@ export class PageRenderer {
     return member !== undefined && this.#base.signIn ? csrfTokenFor(reply) : undefined
   }
 
-  /** Sends `page` (or the promise of one) wrapped in the layout as an HTML document. */
-  async send (reply: FastifyReply, page: Page | Promise<Page>, ctx: PageContext): Promise<FastifyReply> {
-    return sendHtml(reply, String(await this.#views.layout(await page, ctx)))
+  /**
+   * Renders the view `name` with `data`, wraps its page in the layout and sends the document. A host's
+   * view is checked where its answer enters: one that throws, or gives something other than a page
+   * (`{ title, body }`) or, for the layout, markup, fails with FST_SR_INVALID_VIEW, which the section
+   * answers with its 500 page, and is logged once with the fix.
+   */
+  async sendView<K extends PageView> (reply: FastifyReply, name: K, data: Parameters<Views[K]>[0], ctx: PageContext): Promise<FastifyReply> {
+    const view = this.#views[name] as (data: Parameters<Views[K]>[0], ctx: PageContext) => Page | Promise<Page>
+    const page = await rendered(reply, name, () => view(data, ctx))
+    if (!isPage(page)) throw invalidView(reply, name, `gave ${kindOfValue(page)} instead of a page`, 'return { title, body } (title a string, body a string or html`...`)')
+    const document = await rendered(reply, 'layout', () => this.#views.layout(page, ctx))
+    if (!isMarkup(document)) throw invalidView(reply, 'layout', `gave ${kindOfValue(document)} instead of markup`, 'return the document as a string or html`...`')
+    return sendHtml(reply, String(document))
   }
 
   /** Sends `member` the page of `category` with `filter` applied, and `csrfToken` in its logout form. */
@@ -86,8 +95,37 @@ export class PageRenderer {
     // The cached page is sent at once: no promise on the path the bench measures.
     if (this.#categoryPages !== undefined) return sendHtml(reply, this.#categoryPages.page(category, filter, ctx))
     const resources = applyFilter(category.resources, filter)
-    return this.send(reply, this.#views.category({ category, resources, filter }, ctx), ctx)
+    return this.sendView(reply, 'category', { category, resources, filter }, ctx)
   }
+}
+
+/** The views that render a page (the layout wraps them). */
+export type PageView = Exclude<keyof Views, 'layout'>
+
+function isMarkup (value: unknown): value is string | SafeHtml {
+  return typeof value === 'string' || value instanceof SafeHtml
+}
+
+function isPage (value: unknown): value is Page {
+  return value !== null && typeof value === 'object' && typeof (value as Page).title === 'string' && isMarkup((value as Page).body)
+}
+
+/** A host view's answer, awaited; what it throws becomes FST_SR_INVALID_VIEW (a store outage stays one: the 503). */
+async function rendered<T> (reply: FastifyReply, name: keyof Views, render: () => T | Promise<T>): Promise<T> {
+  try {
+    return await render()
+  } catch (error) {
+    if (isStoreUnavailable(error)) throw error
+    throw invalidView(reply, name, 'threw', 'it must not throw (what it threw is in the error line of the request)', error)
+  }
+}
+
+/** FST_SR_INVALID_VIEW for `views.<name>`, logged once per view and problem with `fix`. */
+function invalidView (reply: FastifyReply, name: keyof Views, problem: string, fix: string, cause?: unknown): Error {
+  warnHostMistakeOnce(reply.server.log, `views.${name}:${problem}`, { code: 'FST_SR_INVALID_VIEW', view: `views.${name}` },
+    `fastify-schools-resources: views.${name} ${problem}, so the section answers its 500 page instead. Fix the view: ${fix}; ` +
+    `or leave views.${name} out to use the built-in one.`)
+  return new FST_SR_INVALID_VIEW(name, problem, { cause })
 }
 
 function sendHtml (reply: FastifyReply, document: string): FastifyReply {

@@ -105,7 +105,7 @@ export function notFoundAnswer ({ memberOf, pages }: { memberOf: MemberLookup, p
       return reply.send({ statusCode: 404, error: 'Not Found', message: 'There is no page at this address in the resources section.' })
     }
     const ctx = pages.context(member, reply)
-    return pages.send(reply, pages.views.notFound({}, ctx), ctx)
+    return pages.sendView(reply, 'notFound', {}, ctx)
   }
 }
 
@@ -124,7 +124,7 @@ export function sectionRoutes (fastify: FastifyInstance, deps: SectionDeps): voi
       return { categories: categories.map((c) => ({ slug: c.slug, title: c.title, description: c.description, url: paths.category(c.slug), locked: c.locked })) }
     }
     const ctx = pages.context(member, reply)
-    return pages.send(reply, pages.views.index({ categories }, ctx), ctx)
+    return pages.sendView(reply, 'index', { categories }, ctx)
   }
 
   async function categoryPage (request: FastifyRequest, reply: FastifyReply) {

@@ -5,14 +5,14 @@ import { SECURE_COOKIE_OVER_HTTP_WARNING, warnHostMistakeOnce } from '../warning
 import { siteOrigin } from '../redirect/site-origin.js'
 import { loginRedirectUrl } from '../redirect/login-redirect.js'
 import { CSRF_ERROR_CODES, csrfTokenFor, keptAtSignIn } from '../session/csrf.js'
-import { isMember, type MemberLookup } from '../session/member.js'
+import { invalidMember, isMember, type MemberLookup } from '../session/member.js'
 import { isJsonClient, sendJsonError, wantsJson } from '../pages/negotiation.js'
 import type { PageRenderer, SectionPaths } from '../pages/page-renderer.js'
 import { retryTime, type LoginViewData } from '../pages/views.js'
 import { safeBackUrl } from './back-url.js'
 import type { Lockout } from './lockout.js'
 
-const { FST_SR_INVALID_MEMBER, FST_SR_SHARED_SIGN_IN, FST_SR_MISSING_CREDENTIALS, FST_SR_INVALID_CREDENTIALS, FST_SR_LOCKED_OUT, FST_SR_INSECURE_SIGN_IN } = errorCodes
+const { FST_SR_SHARED_SIGN_IN, FST_SR_MISSING_CREDENTIALS, FST_SR_INVALID_CREDENTIALS, FST_SR_LOCKED_OUT, FST_SR_INSECURE_SIGN_IN } = errorCodes
 // The code the rate limit's errors carry (they are made in login-rate-limit.ts).
 const LOGIN_RATE_LIMITED: keyof typeof errorCodes = 'FST_SR_LOGIN_RATE_LIMITED'
 
@@ -47,6 +47,16 @@ type Fields = Record<string, unknown>
 
 function fields (value: unknown): Fields {
   return value !== null && typeof value === 'object' ? value as Fields : {}
+}
+
+/**
+ * Whether the session's value under `sessionKey` belongs to someone other than `member`: a different
+ * member id, or something there that has none. Only the id counts, so that sessions holding only an id
+ * compare the same way.
+ */
+function heldByAnother (held: unknown, member: Member): boolean {
+  if (held === undefined || held === null) return false
+  return typeof held !== 'object' || (held as { id?: unknown }).id !== member.id
 }
 
 /** What sections sharing one sign-in must agree on. */
@@ -108,7 +118,7 @@ export function signInRoutes (fastify: FastifyInstance, deps: SignInDeps): void 
   function loginPage (reply: FastifyReply, status: number, data: LoginViewData, member: Member | undefined) {
     const ctx = pages.context(member, reply)
     reply.code(status).header('cache-control', 'no-store')
-    return pages.send(reply, pages.views.login({ ...data, csrfToken: csrfTokenFor(reply) }, ctx), ctx)
+    return pages.sendView(reply, 'login', { ...data, csrfToken: csrfTokenFor(reply) }, ctx)
   }
 
   /** A refused sign-in: the form again with the message, or for a JSON client the error with its code. */
@@ -176,14 +186,14 @@ export function signInRoutes (fastify: FastifyInstance, deps: SignInDeps): void 
       if (lockedNow !== undefined) return lockedOut(reply, lockedNow, formBackUrl, email)
       return refuse(reply, new FST_SR_INVALID_CREDENTIALS(), { backUrl: formBackUrl, email })
     }
-    if (!isMember(member)) {
-      throw new FST_SR_INVALID_MEMBER(typeof member === 'object' ? 'an object without them' : typeof member)
-    }
+    if (!isMember(member)) throw invalidMember(request, 'authenticate', member)
     await lockout?.recordSuccess(email)
 
     // A new session id at sign-in, so that an id planted before it (session fixation) is worthless; the
-    // host's data comes along unless it asked for a clean session, the CSRF secret never does.
-    await request.session.regenerate(deps.keepSessionData ? keptAtSignIn(request.session, sessionKey) : [])
+    // host's data comes along unless it asked for a clean session, the CSRF secret never does. Nor does
+    // it when the session belonged to another member (as Django's login() flushes it): their data is theirs.
+    const keep = deps.keepSessionData && !heldByAnother(request.session.get(sessionKey as 'member'), member)
+    await request.session.regenerate(keep ? keptAtSignIn(request.session, sessionKey) : [])
     const stored: Member = { id: member.id, name: member.name }
     if (typeof member.email === 'string') stored.email = member.email
     if (member.groups !== undefined) stored.groups = [...member.groups]

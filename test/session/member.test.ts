@@ -30,7 +30,7 @@ t.test('authenticate may resolve to a member with a numeric id: it type-checks, 
   t.same([...store.sessions.values()].map((json) => JSON.parse(json).member), [{ id: 42, name: 'Ada Teacher' }])
   for (const bad of [Number.NaN, Infinity, '']) {
     const { app } = await buildTestApp({ plugin: { authenticate: async () => ({ id: bad, name: 'x' }) } })
-    t.equal((await postLogin(app, { email: 'a@b.c', password: 'x' })).json().code, 'FST_SR_INVALID_MEMBER', String(bad))
+    t.equal((await postLogin(app, { email: 'a@b.c', password: 'x' }, { headers: { accept: 'application/json' } })).json().code, 'FST_SR_INVALID_MEMBER', String(bad))
     await app.close()
   }
 })
@@ -76,4 +76,34 @@ t.test('a session holding something else under sessionKey: a warning naming getM
   t.equal(page.statusCode, 200, 'getMember maps the host\'s user to a member')
   t.match(page.body, 'Ada Teacher')
   t.equal(warnings.length, 1, 'and raises no warning')
+})
+
+t.test('the not-a-member warning is said once per app with its fix: two sections, 40 parallel requests, one line', async (t) => {
+  // On f7fb6ba each section said it once: two lines (and two process warnings) for one mistake.
+  const logs: Array<{ code?: string, msg: string }> = []
+  const app = Fastify({ logger: { level: 'warn', stream: { write: (line: string) => { logs.push(JSON.parse(line)) } } } })
+  await app.register(fastifyCookie)
+  await app.register(fastifySession, { secret: SECRET, saveUninitialized: false, cookie: { secure: false } })
+  app.post('/login', async (request) => {
+    request.session.set('user', { id: 7, username: 'ada', displayName: 'Ada Teacher' })
+    return 'ok'
+  })
+  const common = { catalog: new InMemoryCatalog(demoCatalog), files: demoFiles, signIn: false, sessionKey: 'user' }
+  await app.register(schoolsResources, common)
+  await app.register(schoolsResources, { ...common, prefix: '/staff/resources' })
+  t.teardown(() => app.close())
+  const cookie = sessionCookie(await app.inject({ method: 'POST', url: '/login' }))!
+
+  const warnings: Array<Error & { code?: string }> = []
+  const listener = (w: Error & { code?: string }) => { if (w.code === 'FST_SR_NOT_A_MEMBER') warnings.push(w) }
+  process.on('warning', listener)
+  t.teardown(() => { process.off('warning', listener) })
+  const answers = await Promise.all(Array.from({ length: 40 }, (_, i) =>
+    app.inject({ url: `${i % 2 === 0 ? '/schools/resources' : '/staff/resources'}/resources/maths/`, headers: { cookie } })))
+  await new Promise((resolve) => setImmediate(resolve))
+  t.same(new Set(answers.map((r) => r.statusCode)), new Set([302]), 'every visit counts as signed out')
+  const lines = logs.filter((l) => l.code === 'FST_SR_NOT_A_MEMBER')
+  t.equal(lines.length, 1, 'one log line')
+  t.match(lines[0].msg, /sessionKey "user" that is not a member .* give the section a getMember option that returns \{ id, name \}/)
+  t.equal(warnings.length, 1, 'one process warning')
 })

@@ -127,9 +127,10 @@ t.test('missing or oversized fields: 400 with a message', async (t) => {
 t.test('an authenticate() that returns something else is a clear server error', async (t) => {
   for (const bad of [{ name: 'No id' }, 'yes', true]) {
     const { app, store } = await buildTestApp({ plugin: { authenticate: async () => bad as never } })
-    const res = await postLogin(app, { email: 'a@b.c', password: 'x' })
+    const res = await postLogin(app, { email: 'a@b.c', password: 'x' }, { headers: { accept: 'application/json' } })
     t.equal(res.statusCode, 500)
     t.equal(res.json().code, 'FST_SR_INVALID_MEMBER')
+    t.equal(res.json().message, 'Something went wrong on our side. Please try again later.', 'the section\'s 500: nothing of the value')
     t.notOk([...store.sessions.values()].some((json) => JSON.parse(json).member !== undefined), 'nobody is signed in')
     await app.close()
   }
