@@ -15,8 +15,7 @@ import { sectionRoutes } from './section/section-routes.js'
 import { guardHostRoutes } from './access/members-only.js'
 import { fileRoutes } from './files/file-routes.js'
 import { servesSignIn, signInRoutes } from './sign-in/sign-in-routes.js'
-import { Lockout } from './sign-in/lockout.js'
-import { loginRateLimit } from './sign-in/login-rate-limit.js'
+import { SignInLimits } from './sign-in/limits.js'
 
 const FORM = 'application/x-www-form-urlencoded'
 
@@ -76,10 +75,11 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
       baseUrl: opts.baseUrl,
       sessionKey: opts.sessionKey,
       keepSessionData: opts.keepSessionData,
-      lockout: opts.lockout === false ? undefined : new Lockout(opts.lockout),
+      limits: opts.lockout === false && opts.loginRateLimit === false
+        ? undefined
+        : new SignInLimits(opts.lockout === false ? undefined : opts.lockout, opts.loginRateLimit === false ? undefined : opts.loginRateLimit),
       verifyCsrf: csrf.verify,
-      renewCsrfCookie: csrf.ownCookie,
-      rateLimit: opts.loginRateLimit === false ? undefined : await loginRateLimit(section, opts.loginRateLimit)
+      renewCsrfCookie: csrf.ownCookie
     })
   }
 }
@@ -99,6 +99,7 @@ export { defaultViews } from './pages/views.js'
 export { html, unsafeRaw, SafeHtml } from './pages/html.js'
 export { CONTENT_SECURITY_POLICY } from './pages/security-headers.js'
 export { safeBackUrl } from './sign-in/back-url.js'
+export { signInLimitKeys } from './sign-in/limits.js'
 export { storeErrorHandler }
 export { errorCodes } from './errors.js'
 export { REDIRECT_CONFLICT_WARNING } from './warnings.js'
@@ -109,8 +110,7 @@ export type { Views, DefaultViews, Page, PageContext, LoginViewData, CategoryVie
 export type { ResourceFilter } from './pages/filters.js'
 export type { UrlResource, FileResource } from './types.js'
 export type { AttemptStore, AttemptCount } from './stores/attempt-store.js'
-export type { LockoutOptions } from './sign-in/lockout.js'
-export type { LoginRateLimitOptions } from './sign-in/login-rate-limit.js'
+export type { LockoutOptions, LoginRateLimitOptions } from './sign-in/limits.js'
 export type { RedirectOnceOptions } from './redirect/redirect-once.js'
 export type { ConflictLogOption } from './redirect/conflict-log.js'
 export type { AnonymousShortCircuitOptions } from './session/anonymous-short-circuit.js'
