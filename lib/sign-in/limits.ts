@@ -115,9 +115,9 @@ export class SignInLimits {
     this.#turns = new Turns(lockout?.maxConcurrent ?? 1)
   }
 
-  /** Seconds a device cookie lives, or undefined when there are none (lockout off). */
-  get deviceMaxAge (): number | undefined {
-    return this.#lockout === undefined ? undefined : Math.ceil(this.#lockout.deviceMaxAgeMs / 1000)
+  /** Seconds a device cookie lives (there are device cookies only with the lockout on). */
+  get deviceMaxAge (): number {
+    return Math.ceil(this.#lockout!.deviceMaxAgeMs / 1000)
   }
 
   #unknownBrowser (user: string, ip: string | undefined): Counter[] {

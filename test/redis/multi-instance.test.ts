@@ -2,7 +2,7 @@ import t, { type Test } from 'tap'
 import type { FastifyInstance } from 'fastify'
 import { RedisAttemptStore, RedisSessionStore } from '../../lib/stores/redis/index.js'
 import { signInLimitKeys } from '../../lib/index.js'
-import { buildTestApp, postLogin, signIn, signOut, TEACHER } from '../helpers/app.js'
+import { buildTestApp, openLoginForm, postLogin, signIn, signOut, TEACHER } from '../helpers/app.js'
 import { REDIS_URL, requireRedis, uniquePrefix, deleteKeys, listKeys, connectedClient } from '../helpers/redis.js'
 
 // Two instances of a host app (each with its own Redis connection, as two processes would have) behind
@@ -10,7 +10,7 @@ import { REDIS_URL, requireRedis, uniquePrefix, deleteKeys, listKeys, connectedC
 
 const maths = '/schools/resources/resources/maths/'
 
-async function instance (t: Test, prefix: string, opts: { maxAge?: number, maxAttempts?: number, rateMax?: number } = {}): Promise<FastifyInstance> {
+async function instance (t: Test, prefix: string, opts: { maxAge?: number, maxAttempts?: number, rateMax?: number, deviceSecret?: string } = {}): Promise<FastifyInstance> {
   const client = await connectedClient(t, REDIS_URL!)
   const { app } = await buildTestApp({
     session: {
@@ -19,7 +19,7 @@ async function instance (t: Test, prefix: string, opts: { maxAge?: number, maxAt
       cookie: { secure: false, maxAge: opts.maxAge ?? 60_000 }
     },
     plugin: {
-      lockout: { store: new RedisAttemptStore(client, { prefix: `${prefix}attempts:` }), maxAttempts: opts.maxAttempts ?? 10 },
+      lockout: { store: new RedisAttemptStore(client, { prefix: `${prefix}attempts:` }), maxAttempts: opts.maxAttempts ?? 10, deviceSecret: opts.deviceSecret },
       loginRateLimit: { store: new RedisAttemptStore(client, { prefix: `${prefix}rate:` }), max: opts.rateMax ?? 1000 }
     }
   })
@@ -111,6 +111,26 @@ if (requireRedis(t)) {
     const statuses: number[] = []
     for (const app of [a, b, a, b, a]) statuses.push((await postLogin(app, { email: 'x@example.org', password: 'wrong' })).statusCode)
     t.same(statuses, [401, 401, 401, 401, 429], 'after four failures from one address, on either instance, the fifth sign-in is refused')
+  })
+
+  t.test('a browser known to A is known to B when both have the same deviceSecret, and only then', async (t) => {
+    const prefix = uniquePrefix('device')
+    const admin = await connectedClient(t, REDIS_URL!)
+    t.teardown(() => deleteKeys(admin, prefix))
+    const deviceSecret = 'a-device-secret-shared-by-every-instance'
+    const a = await instance(t, prefix, { maxAttempts: 2, rateMax: 2, deviceSecret })
+    const b = await instance(t, prefix, { maxAttempts: 2, rateMax: 2, deviceSecret })
+    const c = await instance(t, prefix, { maxAttempts: 2, rateMax: 2 })
+    const known = await postLogin(a, { email: TEACHER.email, password: TEACHER.password }, { remoteAddress: '198.51.100.7' })
+    const device = known.cookies.find((cookie) => cookie.name === 'sr_device')!
+    // A stranger at the school's address spends its failures and locks the teacher there.
+    for (let i = 0; i < 2; i++) await postLogin(b, { email: TEACHER.email, password: 'wrong' }, { remoteAddress: '203.0.113.7' })
+    const withDevice = async (app: FastifyInstance) => {
+      const form = await openLoginForm(app)
+      return (await postLogin(app, { email: TEACHER.email, password: TEACHER.password }, { remoteAddress: '203.0.113.7', form: { ...form, cookie: `${form.cookie}; sr_device=${device.value}` } })).statusCode
+    }
+    t.equal(await withDevice(b), 303, 'B knows the browser A signed in: the lock on the address does not hold it')
+    t.equal(await withDevice(c), 429, 'an instance without the key does not, and the lock holds')
   })
 
   t.test('the stores clean up after themselves: nothing of this run is left', async (t) => {
