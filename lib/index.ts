@@ -15,7 +15,7 @@ import { sectionRoutes } from './section/section-routes.js'
 import { guardHostRoutes } from './access/members-only.js'
 import { fileRoutes } from './files/file-routes.js'
 import { servesSignIn, signInRoutes } from './sign-in/sign-in-routes.js'
-import { SignInLimits } from './sign-in/limits.js'
+import { SignInLimits, warnWithoutDeviceSecret } from './sign-in/limits.js'
 
 const FORM = 'application/x-www-form-urlencoded'
 
@@ -66,6 +66,7 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
     // The logout forms' tokens, in every section; the routes in the first section with this login path.
     const csrf = await registerCsrf(section, opts.baseUrl)
     if (!servesSignIn(section.server, paths, { authenticate: opts.authenticate, sessionKey: opts.sessionKey, logout: paths.logout })) return
+    if (opts.lockout !== false) warnWithoutDeviceSecret(section.log, opts.lockout)
     signInRoutes(section, {
       authenticate: opts.authenticate,
       memberOf,

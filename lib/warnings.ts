@@ -65,3 +65,9 @@ export function warnHostMistakeOnce (
   log.warn(fields, message)
   return true
 }
+
+/**
+ * Code of the `warn` line logged once at start-up when the sign-in limits count in a shared store (several
+ * instances) but device cookies have no shared key (`lockout.deviceSecret`).
+ */
+export const NO_DEVICE_SECRET_WARNING = 'FST_SR_NO_DEVICE_SECRET'

@@ -1,4 +1,5 @@
-import type { AttemptStore } from '../stores/attempt-store.js'
+import { MemoryAttemptStore, type AttemptStore } from '../stores/attempt-store.js'
+import { NO_DEVICE_SECRET_WARNING, warnHostMistakeOnce } from '../warnings.js'
 import { clientKey } from './client-address.js'
 import { DeviceCookies } from './device-cookie.js'
 import { Turns, type TurnEntry } from './turns.js'
@@ -77,6 +78,17 @@ interface Counter {
   holdMs: number | undefined
   /** What reaching `max` means: a refusal, or (a device cookie's count) that the browser is no longer known. */
   reached: Refusal['reason'] | 'unknown-device'
+}
+
+/**
+ * Says once, at start-up, when the counts are shared between instances (a store that is not this
+ * process's memory) but device cookies are signed with a key of this process's own: a browser would then
+ * be known to one instance only.
+ */
+export function warnWithoutDeviceSecret (log: Parameters<typeof warnHostMistakeOnce>[0], lockout: LockoutSettings): void {
+  if (lockout.deviceSecret !== undefined || lockout.store instanceof MemoryAttemptStore) return
+  warnHostMistakeOnce(log, NO_DEVICE_SECRET_WARNING, { code: NO_DEVICE_SECRET_WARNING },
+    'lockout.store is shared, but lockout.deviceSecret is not set: each instance signs device cookies with a random key of its own, so a browser that signed in is known only to the instance that signed it in. Set lockout.deviceSecret (32 characters or more) to the same value on every instance.')
 }
 
 /** Usernames are matched without case or surrounding spaces. */

@@ -1,6 +1,8 @@
 import t from 'tap'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import { MemoryAttemptStore } from '../../lib/stores/attempt-store.js'
+import { RedisAttemptStore } from '../../lib/stores/redis/index.js'
+import { FakeRedis } from '../helpers/fake-redis.js'
 import { buildTestApp, openLoginForm, postLogin, type LoginForm } from '../helpers/app.js'
 import { directory } from '../helpers/members.js'
 
@@ -112,4 +114,22 @@ t.test('an authenticate that throws, or a store that fails, gives back the turn'
   failGet = false
   t.equal((await postLogin(app, { email: 'ann@example.org', password: 'wrong' })).statusCode, 401, 'and the turn was given back')
   t.equal((await failing.get('user:odd@example.org')), undefined, 'nothing was counted for a sign-in that did not end')
+})
+
+t.test('a shared store without a device key is said once at start-up', async (t) => {
+  const start = async (lockout: Record<string, unknown>) => {
+    const logs: Array<{ code?: string, msg: string }> = []
+    const { app } = await buildTestApp({
+      fastify: { logger: { level: 'warn', stream: { write: (line: string) => { logs.push(JSON.parse(line)) } } } },
+      plugin: { lockout }
+    })
+    await app.close()
+    return logs.filter((l) => l.code === 'FST_SR_NO_DEVICE_SECRET')
+  }
+  const shared = new RedisAttemptStore(new FakeRedis())
+  const said = await start({ store: shared })
+  t.equal(said.length, 1, 'a Redis store without deviceSecret: one line')
+  t.match(said[0].msg, /Set lockout\.deviceSecret \(32 characters or more\) to the same value on every instance/)
+  t.same(await start({ store: shared, deviceSecret: DEVICE_SECRET }), [], 'with the key: nothing')
+  t.same(await start({}), [], 'the memory store (one process): nothing')
 })
