@@ -9,7 +9,7 @@ import schoolsResources, {
   storeErrorHandler,
   type FastifySchoolsResourcesOptions
 } from 'fastify-schools-resources'
-import { RedisAttemptStore, RedisSessionStore, redisRateLimitStore, type RedisCommandClient } from 'fastify-schools-resources/redis'
+import { RedisAttemptStore, RedisSessionStore, type RedisCommandClient } from 'fastify-schools-resources/redis'
 import { demoCatalog, demoFiles } from './demo-catalog.js'
 import { demoDirectory, type DemoAccount } from './demo-member.js'
 
@@ -24,7 +24,7 @@ export interface ExampleConfig {
   sessionMaxAge?: number
   logger?: FastifyServerOptions['logger']
   /**
-   * Share sessions, lockout counts and the login rate limit between instances through Redis: a connected
+   * Share sessions and the sign-in limits' counts between instances through Redis: a connected
    * node-redis client, and the prefix of every key (default `schools-resources:`). Unset: in memory.
    */
   redis?: { client: RedisCommandClient, prefix?: string, timeoutMs?: number }
@@ -104,12 +104,13 @@ export async function buildApp (config: ExampleConfig): Promise<FastifyInstance>
     // the log gets the first in full and then a count a minute, not a line per visitor. `npm start` runs
     // Node with --disable-warning=FST_SR_REDIRECT_CONFLICT so that stderr does not get one either.
     conflictLog: { summaryIntervalMs: 60_000 },
-    ...(redis === undefined
-      ? {}
-      : {
-          lockout: { store: new RedisAttemptStore(redis.client, { prefix: `${prefix}attempts:`, timeoutMs }) },
-          loginRateLimit: { store: redisRateLimitStore(redis.client, { prefix: `${prefix}rate-limit:`, timeoutMs }) }
-        }),
+    lockout: {
+      // The failure counts of the lockout and the per-address limit, shared by every instance in Redis.
+      ...(redis === undefined ? {} : { store: new RedisAttemptStore(redis.client, { prefix: `${prefix}attempts:`, timeoutMs }) }),
+      // Signs the device cookies of browsers that signed in before; derived from the session secret, so
+      // every instance has the same key.
+      deviceSecret: createHash('sha256').update(`device-cookie:${config.sessionSecret}`).digest('base64url')
+    },
     ...config.sectionOptions
   })
 

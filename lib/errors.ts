@@ -59,10 +59,10 @@ const FST_SR_STORE_UNAVAILABLE = createError<[string]>(
   503
 )
 
-/** Too many sign-in attempts from one client address within the window. */
+/** Too many failed sign-ins from one client address within the window. */
 const FST_SR_LOGIN_RATE_LIMITED = createError<[string]>(
   'FST_SR_LOGIN_RATE_LIMITED',
-  'Too many sign-in attempts from this address. Try again in %s.',
+  'Too many failed sign-ins from this address. Try again after %s.',
   429
 )
 

@@ -21,6 +21,7 @@ export const {
   SafeHtml,
   CONTENT_SECURITY_POLICY,
   safeBackUrl,
+  signInLimitKeys,
   storeErrorHandler,
   errorCodes,
   REDIRECT_CONFLICT_WARNING

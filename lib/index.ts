@@ -18,8 +18,7 @@ import { checkedCatalog } from './section/catalog.js'
 import { guardHostRoutes } from './access/members-only.js'
 import { fileRoutes } from './files/file-routes.js'
 import { servesSignIn, signInRoutes } from './sign-in/sign-in-routes.js'
-import { Lockout } from './sign-in/lockout.js'
-import { loginRateLimit } from './sign-in/login-rate-limit.js'
+import { SignInLimits, warnWithoutDeviceSecret } from './sign-in/limits.js'
 
 const FORM = 'application/x-www-form-urlencoded'
 
@@ -77,6 +76,7 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
     // The logout forms' tokens, in every section; the routes in the first section with this login path.
     const csrf = await registerCsrf(section, opts.baseUrl)
     if (!servesSignIn(section.server, paths, { authenticate: opts.authenticate, sessionKey: opts.sessionKey, logout: paths.logout })) return
+    if (opts.lockout !== false) warnWithoutDeviceSecret(section.log, opts.lockout)
     signInRoutes(section, {
       authenticate: opts.authenticate,
       memberOf,
@@ -86,10 +86,11 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
       baseUrl: opts.baseUrl,
       sessionKey: opts.sessionKey,
       keepSessionData: opts.keepSessionData,
-      lockout: opts.lockout === false ? undefined : new Lockout(opts.lockout),
+      limits: opts.lockout === false && opts.loginRateLimit === false
+        ? undefined
+        : new SignInLimits(opts.lockout === false ? undefined : opts.lockout, opts.loginRateLimit === false ? undefined : opts.loginRateLimit),
       verifyCsrf: csrf.verify,
-      renewCsrfCookie: csrf.dropCookie,
-      rateLimit: opts.loginRateLimit === false ? undefined : await loginRateLimit(section, opts.loginRateLimit)
+      renewCsrfCookie: csrf.dropCookie
     })
   }
 }
@@ -109,6 +110,7 @@ export { defaultViews } from './pages/views.js'
 export { html, unsafeRaw, SafeHtml } from './pages/html.js'
 export { CONTENT_SECURITY_POLICY } from './pages/security-headers.js'
 export { safeBackUrl } from './sign-in/back-url.js'
+export { signInLimitKeys } from './sign-in/limits.js'
 export { storeErrorHandler }
 export { errorCodes } from './errors.js'
 export { REDIRECT_CONFLICT_WARNING } from './warnings.js'
@@ -119,8 +121,7 @@ export type { Views, DefaultViews, Page, PageContext, LoginViewData, CategoryVie
 export type { ResourceFilter } from './pages/filters.js'
 export type { UrlResource, FileResource } from './types.js'
 export type { AttemptStore, AttemptCount } from './stores/attempt-store.js'
-export type { LockoutOptions } from './sign-in/lockout.js'
-export type { LoginRateLimitOptions } from './sign-in/login-rate-limit.js'
+export type { LockoutOptions, LoginRateLimitOptions } from './sign-in/limits.js'
 export type { RedirectOnceOptions } from './redirect/redirect-once.js'
 export type { ConflictLogOption } from './redirect/conflict-log.js'
 export type { AnonymousShortCircuitOptions } from './session/anonymous-short-circuit.js'

@@ -8,10 +8,9 @@ import { parseBaseUrl } from './redirect/site-origin.js'
 import { parseConflictLog, type ConflictLogOption } from './redirect/conflict-log.js'
 import { resolveStylesheet, type ResolvedStylesheet } from './pages/stylesheet.js'
 import type { Views } from './pages/views.js'
-import { MemoryAttemptStore } from './stores/attempt-store.js'
+import { MemoryAttemptStore, type AttemptStore } from './stores/attempt-store.js'
 import { namedFile } from './section/catalog.js'
-import type { LockoutOptions, LockoutSettings } from './sign-in/lockout.js'
-import type { LoginRateLimitOptions } from './sign-in/login-rate-limit.js'
+import type { LockoutOptions, LockoutSettings, LoginRateLimitOptions, LoginRateLimitSettings } from './sign-in/limits.js'
 
 const { FST_SR_INVALID_OPTION } = errorCodes
 
@@ -48,9 +47,13 @@ export interface FastifySchoolsResourcesOptions {
   siteName?: string
   /** `true` (default): serve and link the section's stylesheet; `false`: none; a URL: link yours instead. */
   stylesheet?: boolean | string
-  /** Failed-login lockout per username (default 10 failures in 15 minutes lock it for 15 minutes); false turns it off. */
+  /**
+   * Failed-sign-in lockout (docs/security.md#sign-in-limits): 10 failures for a username from one address,
+   * or 100 from browsers it never signed in from, within 15 minutes lock them for 15 minutes; a browser
+   * that signed in before keeps signing in. false turns it off.
+   */
   lockout?: LockoutOptions | false
-  /** Sign-in attempts per client address (default 50 per 15 minutes); false turns it off. */
+  /** Failed sign-ins per client address (default 50 per 15 minutes); false turns it off. */
   loginRateLimit?: LoginRateLimitOptions | false
   /** helmet options for the plugin's own routes (default: a strict CSP for these pages); false turns it off. */
   helmet?: HelmetOptions | false
@@ -82,7 +85,7 @@ export interface ResolvedOptions {
   siteName: string
   stylesheet: ResolvedStylesheet
   lockout: LockoutSettings | false
-  loginRateLimit: (LoginRateLimitOptions & { max: number }) | false
+  loginRateLimit: LoginRateLimitSettings | false
   helmet: HelmetOptions | false
   conflictLog: ConflictLogOption
   /** The files directory's real path (symlinks resolved), or undefined without the option. */
@@ -133,28 +136,51 @@ function optionalObject (opts: Record<string, unknown>, name: string): Record<st
 
 const MINUTES_15 = 15 * 60 * 1000
 
+const STORE_METHODS = ['increment', 'hold', 'get', 'reset'] as const
+
+function attemptStore (value: unknown, name: string): AttemptStore {
+  if (value === null || typeof value !== 'object' || STORE_METHODS.some((m) => typeof (value as Record<string, unknown>)[m] !== 'function')) {
+    fail(name, `must implement ${STORE_METHODS.join(', ')} (an AttemptStore, such as new RedisAttemptStore(client))`)
+  }
+  return value as AttemptStore
+}
+
 function resolveLockout (opts: Record<string, unknown>): LockoutSettings | false {
   const lockout = optionalObject(opts, 'lockout')
   if (lockout === false) return false
-  const store = lockout.store ?? new MemoryAttemptStore()
-  const methods = ['increment', 'hold', 'get', 'reset'] as const
-  if (store === null || typeof store !== 'object' || methods.some((m) => typeof (store as Record<string, unknown>)[m] !== 'function')) {
-    fail('lockout.store', `must implement ${methods.join(', ')}`)
+  const deviceSecret = lockout.deviceSecret
+  if (deviceSecret !== undefined && (typeof deviceSecret !== 'string' || deviceSecret.length < 32)) {
+    fail('lockout.deviceSecret', 'must be a string of 32 characters or more, the same on every instance')
   }
   return {
     maxAttempts: positiveInteger(lockout.maxAttempts, 'lockout.maxAttempts', 10),
+    maxPerUsername: positiveInteger(lockout.maxPerUsername, 'lockout.maxPerUsername', 100),
     windowMs: positiveInteger(lockout.windowMs, 'lockout.windowMs', MINUTES_15),
     durationMs: positiveInteger(lockout.durationMs, 'lockout.durationMs', MINUTES_15),
-    store: store as LockoutSettings['store']
+    maxConcurrent: positiveInteger(lockout.maxConcurrent, 'lockout.maxConcurrent', 10),
+    store: lockout.store === undefined ? new MemoryAttemptStore() : attemptStore(lockout.store, 'lockout.store'),
+    deviceSecret,
+    deviceMaxAgeMs: positiveInteger(lockout.deviceMaxAgeMs, 'lockout.deviceMaxAgeMs', 30 * 24 * 60 * 60 * 1000)
   }
 }
 
-function resolveLoginRateLimit (opts: Record<string, unknown>): (LoginRateLimitOptions & { max: number }) | false {
+// What the limit took while @fastify/rate-limit counted it (docs/migration.md): a clear start-up error each.
+const MIGRATION = 'docs/migration.md in fastify-schools-resources'
+
+function resolveLoginRateLimit (opts: Record<string, unknown>, lockout: LockoutSettings | false): LoginRateLimitSettings | false {
   const limit = optionalObject(opts, 'loginRateLimit')
   if (limit === false) return false
-  const timeWindow = limit.timeWindow
-  if (timeWindow !== undefined && typeof timeWindow !== 'string') positiveInteger(timeWindow, 'loginRateLimit.timeWindow', 0)
-  return { ...limit, max: positiveInteger(limit.max, 'loginRateLimit.max', 50) }
+  for (const key of ['redis', 'nameSpace']) {
+    if (limit[key] !== undefined) fail(`loginRateLimit.${key}`, `was removed: failed sign-ins are counted in an AttemptStore; pass store: new RedisAttemptStore(client, { prefix }), or leave it out to share lockout.store (${MIGRATION})`)
+  }
+  if (typeof limit.store === 'function') fail('loginRateLimit.store', `must be an AttemptStore such as new RedisAttemptStore(client, { prefix }); @fastify/rate-limit store classes (redisRateLimitStore) are no longer used (${MIGRATION})`)
+  if (typeof limit.timeWindow === 'string') fail('loginRateLimit.timeWindow', `must be milliseconds, e.g. 15 * 60 * 1000 (strings such as '15 minutes' were @fastify/rate-limit's; ${MIGRATION})`)
+  const store = limit.store ?? (lockout === false ? new MemoryAttemptStore() : lockout.store)
+  return {
+    max: positiveInteger(limit.max, 'loginRateLimit.max', 50),
+    timeWindow: positiveInteger(limit.timeWindow, 'loginRateLimit.timeWindow', MINUTES_15),
+    store: attemptStore(store, 'loginRateLimit.store')
+  }
 }
 
 /** The files directory's real path; it must exist and be a directory when the section starts. */
@@ -218,6 +244,7 @@ export function resolveOptions (raw: object): ResolvedOptions {
   if (typeof siteName !== 'string' || siteName.trim() === '') fail('siteName', 'must be a non-empty string')
 
   const prefix = path(opts, 'prefix', '/schools/resources')
+  const lockout = resolveLockout(opts)
   const resolved: ResolvedOptions = {
     catalog,
     authenticate,
@@ -233,8 +260,8 @@ export function resolveOptions (raw: object): ResolvedOptions {
     views,
     siteName,
     stylesheet: resolveStylesheet(opts.stylesheet, prefix),
-    lockout: resolveLockout(opts),
-    loginRateLimit: resolveLoginRateLimit(opts),
+    lockout,
+    loginRateLimit: resolveLoginRateLimit(opts, lockout),
     helmet: optionalObject(opts, 'helmet'),
     conflictLog: parseConflictLog(opts.conflictLog),
     filesRoot: resolveFilesRoot(opts, catalog)

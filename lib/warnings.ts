@@ -88,3 +88,9 @@ export function kindOfValue (value: unknown): string {
   // What is left (boolean, number, string, function, symbol, bigint) all take "a".
   return `a ${type}`
 }
+
+/**
+ * Code of the `warn` line logged once at start-up when the sign-in limits count in a shared store (several
+ * instances) but device cookies have no shared key (`lockout.deviceSecret`).
+ */
+export const NO_DEVICE_SECRET_WARNING = 'FST_SR_NO_DEVICE_SECRET'

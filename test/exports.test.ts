@@ -19,14 +19,14 @@ const PUBLIC_VALUES = {
   SafeHtml: 'function',
   CONTENT_SECURITY_POLICY: 'object',
   safeBackUrl: 'function',
+  signInLimitKeys: 'function',
   storeErrorHandler: 'function',
   errorCodes: 'object',
   REDIRECT_CONFLICT_WARNING: 'string'
 }
 const REDIS_VALUES = {
   RedisSessionStore: 'function',
-  RedisAttemptStore: 'function',
-  redisRateLimitStore: 'function'
+  RedisAttemptStore: 'function'
 }
 
 function sorted (record: Record<string, string>): Record<string, string> {

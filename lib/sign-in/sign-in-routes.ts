@@ -10,11 +10,10 @@ import { isJsonClient, sendJsonError, wantsJson } from '../pages/negotiation.js'
 import type { PageRenderer, SectionPaths } from '../pages/page-renderer.js'
 import { retryTime, type LoginViewData } from '../pages/views.js'
 import { safeBackUrl } from './back-url.js'
-import type { Lockout } from './lockout.js'
+import { DEVICE_COOKIE } from './device-cookie.js'
+import type { Refusal, SignInLimits } from './limits.js'
 
-const { FST_SR_SHARED_SIGN_IN, FST_SR_MISSING_CREDENTIALS, FST_SR_INVALID_CREDENTIALS, FST_SR_LOCKED_OUT, FST_SR_INSECURE_SIGN_IN } = errorCodes
-// The code the rate limit's errors carry (they are made in login-rate-limit.ts).
-const LOGIN_RATE_LIMITED: keyof typeof errorCodes = 'FST_SR_LOGIN_RATE_LIMITED'
+const { FST_SR_SHARED_SIGN_IN, FST_SR_MISSING_CREDENTIALS, FST_SR_INVALID_CREDENTIALS, FST_SR_LOCKED_OUT, FST_SR_LOGIN_RATE_LIMITED, FST_SR_INSECURE_SIGN_IN } = errorCodes
 
 export interface SignInDeps {
   authenticate: (credentials: Credentials, request: FastifyRequest) => Promise<Member | null | undefined>
@@ -28,13 +27,12 @@ export interface SignInDeps {
   sessionKey: string
   /** Whether sign-in keeps what the host stored in the session (default) or starts a clean one. */
   keepSessionData: boolean
-  lockout: Lockout | undefined
+  /** The lockout and the per-address limit (lib/sign-in/limits.ts), unless both are off. */
+  limits: SignInLimits | undefined
   /** Checks the form's CSRF token (runs before the handlers). */
   verifyCsrf: preHandlerHookHandler
   /** Drops the CSRF cookie when it is the plugin's own, so that sign-in renews it. */
   renewCsrfCookie: ((reply: FastifyReply) => void) | undefined
-  /** Limits attempts per client address, when on. */
-  rateLimit: preHandlerHookHandler | undefined
 }
 
 // Longer values cannot be real credentials; refusing them early keeps hashing cost bounded.
@@ -113,7 +111,7 @@ function sessionCookieWritten (request: FastifyRequest, log: FastifyInstance['lo
 
 /** Login form, sign-in and sign-out. The return address is checked every time it is read. */
 export function signInRoutes (fastify: FastifyInstance, deps: SignInDeps): void {
-  const { authenticate, memberOf, pages, paths, baseUrl, sessionKey, lockout } = deps
+  const { authenticate, memberOf, pages, paths, baseUrl, sessionKey, limits } = deps
 
   function loginPage (reply: FastifyReply, status: number, data: LoginViewData, member: Member | undefined) {
     const ctx = pages.context(member, reply)
@@ -133,16 +131,15 @@ export function signInRoutes (fastify: FastifyInstance, deps: SignInDeps): void 
     return safeBackUrl(value, siteOrigin(request, baseUrl)) === undefined ? undefined : value as string
   }
 
-  // Expired forms and rate limits answer with the form again (HTML) rather than a bare error.
+  // Expired forms answer with the form again (HTML) rather than a bare error.
   fastify.setErrorHandler(async function signInErrors (error: FastifyError, request, reply) {
     const code = error.code ?? ''
     const isForm = request.routeOptions.url === paths.login || request.routeOptions.url === paths.logout
-    if (!isForm || (!CSRF_ERROR_CODES.has(code) && code !== LOGIN_RATE_LIMITED)) throw error
-    const status = CSRF_ERROR_CODES.has(code) ? 403 : 429
-    if (isJsonClient(request)) return sendJsonError(reply.header('cache-control', 'no-store'), status, code, error.message)
+    if (!isForm || !CSRF_ERROR_CODES.has(code)) throw error
+    if (isJsonClient(request)) return sendJsonError(reply.header('cache-control', 'no-store'), 403, code, error.message)
     const member = await memberOf(request) ?? undefined
     const backUrl = returnAddress(request, fields(request.body).BackURL ?? fields(request.query).BackURL)
-    return loginPage(reply, status, { backUrl, error: status === 403 ? EXPIRED_FORM : error.message }, member)
+    return loginPage(reply, 403, { backUrl, error: EXPIRED_FORM }, member)
   })
 
   fastify.get(deps.routes.login, async function loginForm (request, reply) {
@@ -154,9 +151,8 @@ export function signInRoutes (fastify: FastifyInstance, deps: SignInDeps): void 
     return loginPage(reply, 200, { backUrl: returnAddress(request, fields(request.query).BackURL) }, member)
   })
 
-  const guards = deps.rateLimit === undefined ? [deps.verifyCsrf] : [deps.rateLimit, deps.verifyCsrf]
-
-  fastify.post(deps.routes.login, { preHandler: guards }, async function signIn (request, reply) {
+  // The CSRF check comes first: a cross-site POST without the form's token spends no one's budget.
+  fastify.post(deps.routes.login, { preHandler: deps.verifyCsrf }, async function signIn (request, reply) {
     const body = fields(request.body)
     // The form posts BackURL in its body; a hand-made link may carry it in the query instead.
     const backUrl = body.BackURL ?? fields(request.query).BackURL
@@ -175,19 +171,37 @@ export function signInRoutes (fastify: FastifyInstance, deps: SignInDeps): void 
       return refuse(reply, new FST_SR_MISSING_CREDENTIALS(), { backUrl: formBackUrl, email: email.slice(0, MAX_EMAIL_LENGTH) })
     }
 
-    // The attempt is counted before its password is checked (a burst in parallel cannot outrun the
-    // count), and a locked username is refused unchecked, so the answer is the same for all.
-    const attempt = await lockout?.begin(email)
-    if (attempt?.lockedUntil !== undefined) return lockedOut(reply, attempt.lockedUntil, formBackUrl, email)
+    // The limits decide before the password is checked; parallel sign-ins to one username wait their turn.
+    const turn = await limits?.begin(email, request.ip, request.cookies[DEVICE_COOKIE])
+    if (turn?.refused !== undefined) return limited(reply, turn.refused, formBackUrl, email)
 
-    const member = await authenticate({ email, password }, request)
+    let member: Member | null | undefined
+    try {
+      member = await authenticate({ email, password }, request)
+    } catch (err) {
+      turn?.end()
+      throw err
+    }
     if (member === null || member === undefined) {
-      const lockedNow = attempt === undefined ? undefined : await lockout!.recordFailure(email, attempt.attempt)
-      if (lockedNow !== undefined) return lockedOut(reply, lockedNow, formBackUrl, email)
+      const lockedNow = await turn?.fail()
+      if (lockedNow !== undefined) return limited(reply, lockedNow, formBackUrl, email)
       return refuse(reply, new FST_SR_INVALID_CREDENTIALS(), { backUrl: formBackUrl, email })
     }
-    if (!isMember(member)) throw invalidMember(request, 'authenticate', member)
-    await lockout?.recordSuccess(email)
+    if (!isMember(member)) {
+      turn?.end()
+      throw invalidMember(request, 'authenticate', member)
+    }
+    const device = await turn?.succeed()
+    // This browser signed in as this username: its own failures, not its address's, decide from now on.
+    if (device !== undefined) {
+      reply.setCookie(DEVICE_COOKIE, device, {
+        path: paths.login,
+        httpOnly: true,
+        sameSite: 'strict',
+        secure: baseUrl?.startsWith('https:') === true ? true : 'auto',
+        maxAge: limits!.deviceMaxAge
+      })
+    }
 
     // A new session id at sign-in, so that an id planted before it (session fixation) is worthless; the
     // host's data comes along unless it asked for a clean session, the CSRF secret never does. Nor does
@@ -206,8 +220,11 @@ export function signInRoutes (fastify: FastifyInstance, deps: SignInDeps): void 
     return reply.redirectOnce(returnTo ?? `${siteOrigin(request, baseUrl)}${paths.index}`, 303)
   })
 
-  function lockedOut (reply: FastifyReply, until: Date, backUrl: string | undefined, email: string) {
+  /** A sign-in refused by a limit: until when, and which (a lock names the time, the address limit too). */
+  function limited (reply: FastifyReply, refusal: Refusal, backUrl: string | undefined, email: string) {
+    const { reason, until } = refusal
     reply.header('retry-after', String(Math.max(1, Math.ceil((until.getTime() - Date.now()) / 1000))))
+    if (reason === 'address') return refuse(reply, new FST_SR_LOGIN_RATE_LIMITED(retryTime(until)), { backUrl, email })
     return refuse(reply, new FST_SR_LOCKED_OUT(retryTime(until)), { backUrl, email, lockedUntil: until })
   }
 

@@ -118,14 +118,15 @@ export function formBody (fields: Record<string, unknown>): { payload: string | 
  * Posts the login form with a fresh form's cookie and token; `fields` may override anything. Sent as a
  * browser sends the form (urlencoded) when every field is a string, else as JSON.
  */
-export async function postLogin (app: FastifyInstance, fields: Record<string, unknown>, opts: { url?: string, headers?: Record<string, string>, form?: LoginForm } = {}) {
+export async function postLogin (app: FastifyInstance, fields: Record<string, unknown>, opts: { url?: string, headers?: Record<string, string>, form?: LoginForm, remoteAddress?: string } = {}) {
   const form = opts.form ?? await openLoginForm(app, (opts.url ?? '/Security/login').split('?')[0])
   const body = formBody({ _csrf: form.token, ...fields })
   return app.inject({
     method: 'POST',
     url: opts.url ?? '/Security/login',
     headers: { cookie: form.cookie, ...body.headers, ...opts.headers },
-    payload: body.payload
+    payload: body.payload,
+    ...(opts.remoteAddress === undefined ? {} : { remoteAddress: opts.remoteAddress })
   })
 }
 

@@ -1,7 +1,7 @@
 import t, { type Test } from 'tap'
 import type { InjectOptions } from 'fastify'
 import { Signer } from '@fastify/cookie'
-import { RedisAttemptStore, RedisSessionStore, redisRateLimitStore } from '../../lib/stores/redis/index.js'
+import { RedisAttemptStore, RedisSessionStore } from '../../lib/stores/redis/index.js'
 import { buildTestApp, formToken, openLoginForm, signIn, SECRET, withCookies } from '../helpers/app.js'
 import { requireRedis, connectedClient, freePort, ThrowawayRedis } from '../helpers/redis.js'
 
@@ -18,8 +18,8 @@ async function appOn (t: Test, url: string, connect = true) {
   const { app } = await buildTestApp({
     session: { store: new RedisSessionStore(client, { timeoutMs: TIMEOUT_MS }), saveUninitialized: false, cookie: { secure: false } },
     plugin: {
-      lockout: { store: new RedisAttemptStore(client, { timeoutMs: TIMEOUT_MS }) },
-      loginRateLimit: { store: redisRateLimitStore(client, { timeoutMs: TIMEOUT_MS }) }
+      // The per-address limit counts in lockout.store too.
+      lockout: { store: new RedisAttemptStore(client, { timeoutMs: TIMEOUT_MS }) }
     }
   })
   t.teardown(() => app.close())

@@ -1,7 +1,8 @@
 import t, { type Test } from 'tap'
 import type { FastifyInstance } from 'fastify'
-import { RedisAttemptStore, RedisSessionStore, redisRateLimitStore } from '../../lib/stores/redis/index.js'
-import { buildTestApp, postLogin, signIn, signOut, TEACHER } from '../helpers/app.js'
+import { RedisAttemptStore, RedisSessionStore } from '../../lib/stores/redis/index.js'
+import { signInLimitKeys } from '../../lib/index.js'
+import { buildTestApp, openLoginForm, postLogin, signIn, signOut, TEACHER } from '../helpers/app.js'
 import { REDIS_URL, requireRedis, uniquePrefix, deleteKeys, listKeys, connectedClient } from '../helpers/redis.js'
 
 // Two instances of a host app (each with its own Redis connection, as two processes would have) behind
@@ -9,7 +10,7 @@ import { REDIS_URL, requireRedis, uniquePrefix, deleteKeys, listKeys, connectedC
 
 const maths = '/schools/resources/resources/maths/'
 
-async function instance (t: Test, prefix: string, opts: { maxAge?: number, maxAttempts?: number, rateMax?: number } = {}): Promise<FastifyInstance> {
+async function instance (t: Test, prefix: string, opts: { maxAge?: number, maxAttempts?: number, rateMax?: number, deviceSecret?: string } = {}): Promise<FastifyInstance> {
   const client = await connectedClient(t, REDIS_URL!)
   const { app } = await buildTestApp({
     session: {
@@ -18,8 +19,8 @@ async function instance (t: Test, prefix: string, opts: { maxAge?: number, maxAt
       cookie: { secure: false, maxAge: opts.maxAge ?? 60_000 }
     },
     plugin: {
-      lockout: { store: new RedisAttemptStore(client, { prefix: `${prefix}attempts:` }), maxAttempts: opts.maxAttempts ?? 10 },
-      loginRateLimit: { store: redisRateLimitStore(client, { prefix: `${prefix}rate:` }), max: opts.rateMax ?? 1000 }
+      lockout: { store: new RedisAttemptStore(client, { prefix: `${prefix}attempts:` }), maxAttempts: opts.maxAttempts ?? 10, deviceSecret: opts.deviceSecret },
+      loginRateLimit: { store: new RedisAttemptStore(client, { prefix: `${prefix}rate:` }), max: opts.rateMax ?? 1000 }
     }
   })
   t.teardown(() => app.close())
@@ -38,7 +39,7 @@ if (requireRedis(t)) {
     t.same(await listKeys(admin, prefix), [], 'keys written by 1,000 form views: 0')
     await signIn(app)
     const keys = await listKeys(admin, prefix)
-    t.same(keys.map((k) => k.slice(prefix.length).replace(/:.*/, '')), ['rate', 'sess'], 'sign-in writes the session (and counts the address)')
+    t.same(keys.map((k) => k.slice(prefix.length).replace(/:.*/, '')), ['sess'], 'sign-in writes the session, nothing else: successes are not counted')
   })
 
   t.test('a visitor signed in on instance A is signed in on B; signed out on B, A lets them in no more', async (t) => {
@@ -88,15 +89,17 @@ if (requireRedis(t)) {
 
     const statuses: number[] = []
     for (let i = 0; i < 3; i++) statuses.push((await postLogin(a, { email: TEACHER.email, password: 'wrong' })).statusCode)
-    t.same(statuses, [401, 401, 429], 'three failures on A lock the username')
+    t.same(statuses, [401, 401, 429], 'three failures on A lock the username for this address')
     const onB = await postLogin(b, { email: TEACHER.email, password: TEACHER.password })
-    t.equal(onB.statusCode, 429, 'B refuses the right password while the lock holds')
+    t.equal(onB.statusCode, 429, 'B refuses the right password from that address while the lock holds')
     t.ok(Number(onB.headers['retry-after']) > 0)
-    const held = await admin.pTTL(`${prefix}attempts:login-failures:${TEACHER.email}`)
+    const held = await admin.pTTL(`${prefix}attempts:${signInLimitKeys(TEACHER.email, '127.0.0.1').usernameAndAddress}`)
     t.ok(held > 14 * 60_000, `the count is held for the lockout duration (${held} ms)`)
 
-    // Another username is not affected.
+    // Another username is not affected, nor this one from another address.
     t.equal((await postLogin(b, { email: 'other@example.org', password: 'x' })).statusCode, 401)
+    const elsewhere = await postLogin(b, { email: TEACHER.email, password: TEACHER.password }, { remoteAddress: '198.51.100.9' })
+    t.equal(elsewhere.statusCode, 303, 'the owner signs in from another address')
   })
 
   t.test('the login rate limit is shared: attempts on A and B count together', async (t) => {
@@ -107,7 +110,27 @@ if (requireRedis(t)) {
     const b = await instance(t, prefix, { rateMax: 4 })
     const statuses: number[] = []
     for (const app of [a, b, a, b, a]) statuses.push((await postLogin(app, { email: 'x@example.org', password: 'wrong' })).statusCode)
-    t.same(statuses, [401, 401, 401, 401, 429], 'the fifth attempt from one address, on either instance, is refused')
+    t.same(statuses, [401, 401, 401, 401, 429], 'after four failures from one address, on either instance, the fifth sign-in is refused')
+  })
+
+  t.test('a browser known to A is known to B when both have the same deviceSecret, and only then', async (t) => {
+    const prefix = uniquePrefix('device')
+    const admin = await connectedClient(t, REDIS_URL!)
+    t.teardown(() => deleteKeys(admin, prefix))
+    const deviceSecret = 'a-device-secret-shared-by-every-instance'
+    const a = await instance(t, prefix, { maxAttempts: 2, rateMax: 2, deviceSecret })
+    const b = await instance(t, prefix, { maxAttempts: 2, rateMax: 2, deviceSecret })
+    const c = await instance(t, prefix, { maxAttempts: 2, rateMax: 2 })
+    const known = await postLogin(a, { email: TEACHER.email, password: TEACHER.password }, { remoteAddress: '198.51.100.7' })
+    const device = known.cookies.find((cookie) => cookie.name === 'sr_device')!
+    // A stranger at the school's address spends its failures and locks the teacher there.
+    for (let i = 0; i < 2; i++) await postLogin(b, { email: TEACHER.email, password: 'wrong' }, { remoteAddress: '203.0.113.7' })
+    const withDevice = async (app: FastifyInstance) => {
+      const form = await openLoginForm(app)
+      return (await postLogin(app, { email: TEACHER.email, password: TEACHER.password }, { remoteAddress: '203.0.113.7', form: { ...form, cookie: `${form.cookie}; sr_device=${device.value}` } })).statusCode
+    }
+    t.equal(await withDevice(b), 303, 'B knows the browser A signed in: the lock on the address does not hold it')
+    t.equal(await withDevice(c), 429, 'an instance without the key does not, and the lock holds')
   })
 
   t.test('the stores clean up after themselves: nothing of this run is left', async (t) => {

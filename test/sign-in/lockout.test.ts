@@ -81,6 +81,11 @@ t.test('bad lockout options fail at startup', async (t) => {
     [{ windowMs: 1.5 }, 'lockout.windowMs'],
     [{ durationMs: '15m' }, 'lockout.durationMs'],
     [{ store: {} }, 'lockout.store'],
+    [{ maxPerUsername: 0 }, 'lockout.maxPerUsername'],
+    [{ maxConcurrent: 1.5 }, 'lockout.maxConcurrent'],
+    [{ deviceSecret: 'too short' }, 'lockout.deviceSecret'],
+    [{ deviceSecret: Buffer.alloc(40) }, 'lockout.deviceSecret'],
+    [{ deviceMaxAgeMs: -1 }, 'lockout.deviceMaxAgeMs'],
     ['yes', 'lockout']
   ] as const) {
     await t.rejects(buildTestApp({ plugin: { lockout: lockout as never } }), { code: 'FST_SR_INVALID_OPTION', message: new RegExp(`"${name.replace('.', '\\.')}"`) }, name)

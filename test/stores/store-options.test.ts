@@ -1,10 +1,6 @@
 import t from 'tap'
-import Fastify from 'fastify'
-import rateLimit from '@fastify/rate-limit'
-import fastifyCookie from '@fastify/cookie'
-import fastifySession from '@fastify/session'
-import plugin from '../../lib/index.js'
-import { buildTestApp, postLogin, SECRET, TEACHER } from '../helpers/app.js'
+import { MemoryAttemptStore } from '../../lib/stores/attempt-store.js'
+import { buildTestApp, postLogin, TEACHER } from '../helpers/app.js'
 
 // Where the counts live: the lockout's and the rate limit's store options.
 
@@ -25,41 +21,39 @@ t.test('lockout: false never locks', async (t) => {
   t.equal((await postLogin(app, { email: TEACHER.email, password: TEACHER.password })).statusCode, 303)
 })
 
-/** An ioredis look-alike for @fastify/rate-limit's `redis` option: defineCommand() and the defined commands. */
-function ioredisLike () {
-  const counts = new Map<string, number>()
-  const client: Record<string, unknown> = {
-    defineCommand (name: string): void {
-      client[name] = (key: string, timeWindow: number, ...rest: unknown[]) => {
-        const callback = rest.at(-1) as (err: Error | null, result?: [number, number]) => void
-        const current = (counts.get(key) ?? 0) + (name === 'rateLimit' ? 1 : 0)
-        counts.set(key, current)
-        callback(null, [current, timeWindow])
-      }
-    }
+t.test('the options of the @fastify/rate-limit based limit fail at start-up, naming the replacement', async (t) => {
+  class RateLimitStore {}
+  for (const [loginRateLimit, name, fix] of [
+    [{ redis: {} }, 'loginRateLimit.redis', /was removed: failed sign-ins are counted in an AttemptStore; pass store: new RedisAttemptStore/],
+    [{ nameSpace: 'ns:' }, 'loginRateLimit.nameSpace', /was removed/],
+    [{ store: RateLimitStore }, 'loginRateLimit.store', /must be an AttemptStore .*redisRateLimitStore.* no longer used/],
+    [{ store: {} }, 'loginRateLimit.store', /must implement increment, hold, get, reset/],
+    [{ timeWindow: '15 minutes' }, 'loginRateLimit.timeWindow', /must be milliseconds, e.g. 15 \* 60 \* 1000/]
+  ] as const) {
+    await t.rejects(buildTestApp({ plugin: { loginRateLimit: loginRateLimit as never } }), { code: 'FST_SR_INVALID_OPTION', message: new RegExp(`"${name.replace('.', '\\.')}": ${fix.source}`) }, name)
   }
-  return { client, counts }
-}
-
-t.test('loginRateLimit.redis (an ioredis client) and nameSpace still reach @fastify/rate-limit', async (t) => {
-  const redis = ioredisLike()
-  const { app } = await buildTestApp({ plugin: { loginRateLimit: { redis: redis.client, nameSpace: 'ns:', max: 2, timeWindow: '1 minute' } } })
-  t.teardown(() => app.close())
-  const statuses: number[] = []
-  for (let i = 0; i < 3; i++) statuses.push((await postLogin(app, { email: 'x@example.org', password: 'wrong' })).statusCode)
-  t.same(statuses, [401, 401, 429])
-  t.ok([...redis.counts.keys()].every((key) => key.startsWith('ns:')), 'keys under nameSpace')
 })
 
-t.test('a host that registered @fastify/rate-limit itself keeps it; the plugin uses its decorator', async (t) => {
-  const host = Fastify()
-  await host.register(rateLimit, { global: false })
-  await host.register(fastifyCookie)
-  await host.register(fastifySession, { secret: SECRET, cookie: { secure: false } })
-  await host.register(plugin, { catalog: { listCategories: async () => [], getCategory: async () => undefined }, authenticate: async () => null, loginRateLimit: { max: 1 } })
-  t.teardown(() => host.close())
-  await host.ready()
-  const statuses: number[] = []
-  for (let i = 0; i < 2; i++) statuses.push((await postLogin(host, { email: 'x@example.org', password: 'wrong' })).statusCode)
-  t.same(statuses, [401, 429], 'the limit applies through the host\'s registration')
+t.test('the per-address limit counts in lockout.store, or in a store of its own', async (t) => {
+  const shared = new MemoryAttemptStore()
+  const { app } = await buildTestApp({ plugin: { lockout: { store: shared } } })
+  t.teardown(() => app.close())
+  await postLogin(app, { email: 'x@example.org', password: 'wrong' })
+  t.equal((await shared.get('address:127.0.0.1'))?.count, 1, 'lockout.store by default')
+
+  const own = new MemoryAttemptStore()
+  const lockoutStore = new MemoryAttemptStore()
+  const { app: app2 } = await buildTestApp({ plugin: { lockout: { store: lockoutStore }, loginRateLimit: { store: own } } })
+  t.teardown(() => app2.close())
+  await postLogin(app2, { email: 'x@example.org', password: 'wrong' })
+  t.equal((await own.get('address:127.0.0.1'))?.count, 1, 'its own store when given')
+  t.equal(await lockoutStore.get('address:127.0.0.1'), undefined)
+  t.equal((await lockoutStore.get('user:x@example.org'))?.count, 1)
+
+  const { app: app3 } = await buildTestApp({ plugin: { lockout: false, loginRateLimit: { max: 1 } } })
+  t.teardown(() => app3.close())
+  const statuses = []
+  for (let i = 0; i < 2; i++) statuses.push((await postLogin(app3, { email: 'x@example.org', password: 'wrong' })).statusCode)
+  t.same(statuses, [401, 429], 'without the lockout, in memory')
+  t.equal((await postLogin(app3, { email: TEACHER.email, password: TEACHER.password }, { remoteAddress: '198.51.100.1' })).statusCode, 303, 'and a success from elsewhere')
 })

@@ -10,4 +10,4 @@ export type * from './index.js'
 // Classes are both a value and a type; the destructured consts below carry only the value.
 export type RedisSessionStore = RedisSessionStoreInstance
 export type RedisAttemptStore = RedisAttemptStoreInstance
-export const { RedisSessionStore, RedisAttemptStore, redisRateLimitStore } = cjs
+export const { RedisSessionStore, RedisAttemptStore } = cjs

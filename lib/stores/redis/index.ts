@@ -1,7 +1,6 @@
 // Entry of `fastify-schools-resources/redis`: the stores that let several instances share sessions,
-// lockout counts and the sign-in rate limit through one node-redis client.
+// and the sign-in limits' counts through one node-redis client.
 export { RedisSessionStore } from './session-store.js'
 export type { RedisSessionStoreOptions } from './session-store.js'
 export { RedisAttemptStore } from './attempt-store.js'
-export { redisRateLimitStore } from './rate-limit-store.js'
 export type { RedisCommandClient, RedisStoreOptions } from './client.js'

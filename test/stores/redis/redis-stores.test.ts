@@ -1,7 +1,7 @@
 import t from 'tap'
 import Fastify from 'fastify'
 import { errorCodes, storeErrorHandler } from '../../../lib/index.js'
-import { RedisAttemptStore, RedisSessionStore, redisRateLimitStore } from '../../../lib/stores/redis/index.js'
+import { RedisAttemptStore, RedisSessionStore } from '../../../lib/stores/redis/index.js'
 import { isStoreUnavailable, STORE_RETRY_AFTER_SECONDS } from '../../../lib/stores/store-unavailable.js'
 import { sendBounded } from '../../../lib/stores/redis/client.js'
 import { FakeRedis } from '../../helpers/fake-redis.js'
@@ -22,8 +22,7 @@ function cb<T = unknown> (): { done: (err: unknown, value?: T) => void, result: 
 t.test('constructors refuse a missing client and bad options', async (t) => {
   for (const make of [
     (c: any) => new RedisAttemptStore(c),
-    (c: any) => new RedisSessionStore(c),
-    (c: any) => redisRateLimitStore(c)
+    (c: any) => new RedisSessionStore(c)
   ]) {
     t.throws(() => make(null), { code: 'FST_SR_INVALID_OPTION', message: /needs a Redis client with sendCommand/ })
     t.throws(() => make({}), /needs a Redis client with sendCommand/)
@@ -144,31 +143,13 @@ t.test('isStoreUnavailable knows our error, Redis client errors and network erro
   t.notOk(isStoreUnavailable('ECONNREFUSED'))
 })
 
-t.test('redisRateLimitStore: a @fastify/rate-limit store with one counter per route', async (t) => {
-  const fake = new FakeRedis()
-  const Store = redisRateLimitStore(fake, { prefix: 'rl:' })
-  const store = new Store({} as never)
-  const incr = (s: typeof store, key: string) => new Promise<any>((resolve, reject) => s.incr(key, (err, res) => err ? reject(err) : resolve(res), 1000, 5))
-  t.same(await incr(store, 'ip'), { current: 1, ttl: 1000 })
-  t.equal((await incr(store, 'ip')).current, 2)
-  const route = store.child({ routeInfo: { method: 'POST', url: '/login' } } as never)
-  t.equal((await incr(route, 'ip')).current, 1)
-  const unnamed = store.child({ routeInfo: {} } as never)
-  t.equal((await incr(unnamed, 'ip')).current, 3, 'fastify.rateLimit() hooks (no route) share the base prefix')
-  t.same([...fake.data.keys()].sort(), ['rl:POST/login:ip', 'rl:ip'])
-  await incr(new (redisRateLimitStore(fake))({} as never), 'ip')
-  t.ok(fake.data.has('schools-resources:rate-limit:ip'), 'default prefix')
-  fake.failWith = new Error('down')
-  await t.rejects(incr(store, 'ip'), { code: 'FST_SR_STORE_UNAVAILABLE' })
-})
-
 t.test('the plugin with Redis stores: sign-in, lockout and rate limit go through the client', async (t) => {
   const fake = new FakeRedis()
   const { app } = await buildTestApp({
     session: { store: new RedisSessionStore(fake, { prefix: 's:' }) },
     plugin: {
       lockout: { store: new RedisAttemptStore(fake, { prefix: 'a:' }), maxAttempts: 2 },
-      loginRateLimit: { store: redisRateLimitStore(fake, { prefix: 'r:' }), max: 100 }
+      loginRateLimit: { store: new RedisAttemptStore(fake, { prefix: 'r:' }), max: 100 }
     }
   })
   t.teardown(() => app.close())
@@ -176,11 +157,12 @@ t.test('the plugin with Redis stores: sign-in, lockout and rate limit go through
   const page = await app.inject({ url: '/schools/resources/resources/maths/', headers: { cookie } })
   t.equal(page.statusCode, 200)
   t.ok([...fake.data.keys()].some((k) => k.startsWith('s:')), 'the session is in the store')
-  t.ok([...fake.data.keys()].some((k) => k.startsWith('r:')), 'the rate limit counts in the store')
   for (let i = 0; i < 2; i++) await postLogin(app, { email: TEACHER.email, password: 'wrong' })
+  t.ok(fake.data.has('r:address:127.0.0.1'), 'the per-address limit counts failures in its store')
   const locked = await postLogin(app, { email: TEACHER.email, password: TEACHER.password })
   t.equal(locked.statusCode, 429, 'locked by the counts in the store')
-  t.ok(fake.data.has('a:login-failures:teacher@example.org'))
+  t.ok(fake.data.has('a:user-address:127.0.0.1|teacher@example.org'))
+  t.ok(fake.data.has('a:user:teacher@example.org'))
 })
 
 t.test('store failures on the plugin routes answer 503 with Retry-After, no stack, no page, no cookie', async (t) => {
