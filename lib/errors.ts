@@ -133,6 +133,13 @@ const FST_SR_UNGUARDED_ROUTE = createError<[string]>(
   500
 )
 
+/** Every password check of this process is taken and the line for one is full; Retry-After says when to try again. */
+const FST_SR_SIGN_IN_BUSY = createError(
+  'FST_SR_SIGN_IN_BUSY',
+  'Sign-in is busy. Please try again in a moment.',
+  503
+)
+
 export const errorCodes = {
   FST_SR_INVALID_OPTION,
   FST_SR_INVALID_CATALOG,
@@ -151,5 +158,6 @@ export const errorCodes = {
   FST_SR_INVALID_CREDENTIALS,
   FST_SR_LOCKED_OUT,
   FST_SR_FORBIDDEN,
-  FST_SR_UNGUARDED_ROUTE
+  FST_SR_UNGUARDED_ROUTE,
+  FST_SR_SIGN_IN_BUSY
 } as const

@@ -17,6 +17,7 @@ import { fileRoutes } from './files/file-routes.js'
 import { servesSignIn, signInRoutes } from './sign-in/sign-in-routes.js'
 import { Lockout } from './sign-in/lockout.js'
 import { loginRateLimit } from './sign-in/login-rate-limit.js'
+import { PasswordChecks } from './sign-in/password-checks.js'
 
 const FORM = 'application/x-www-form-urlencoded'
 
@@ -79,7 +80,9 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
       lockout: opts.lockout === false ? undefined : new Lockout(opts.lockout),
       verifyCsrf: csrf.verify,
       renewCsrfCookie: csrf.ownCookie,
-      rateLimit: opts.loginRateLimit === false ? undefined : await loginRateLimit(section, opts.loginRateLimit)
+      rateLimit: opts.loginRateLimit === false ? undefined : await loginRateLimit(section, opts.loginRateLimit),
+      passwordChecks: new PasswordChecks(opts.passwordChecks),
+      cookieName: opts.cookieName
     })
   }
 }
@@ -111,6 +114,7 @@ export type { UrlResource, FileResource } from './types.js'
 export type { AttemptStore, AttemptCount } from './stores/attempt-store.js'
 export type { LockoutOptions } from './sign-in/lockout.js'
 export type { LoginRateLimitOptions } from './sign-in/login-rate-limit.js'
+export type { PasswordChecksOptions } from './sign-in/password-checks.js'
 export type { RedirectOnceOptions } from './redirect/redirect-once.js'
 export type { ConflictLogOption } from './redirect/conflict-log.js'
 export type { AnonymousShortCircuitOptions } from './session/anonymous-short-circuit.js'

@@ -5,6 +5,7 @@ import type { HelmetOptions } from 'helmet'
 import type { Catalog, Credentials, Member } from './types.js'
 import { errorCodes } from './errors.js'
 import { parseBaseUrl } from './redirect/site-origin.js'
+import { sessionCookieName } from './session/anonymous-short-circuit.js'
 import { parseConflictLog, type ConflictLogOption } from './redirect/conflict-log.js'
 import { resolveStylesheet, type ResolvedStylesheet } from './pages/stylesheet.js'
 import type { Views } from './pages/views.js'
@@ -12,6 +13,7 @@ import { MemoryAttemptStore } from './stores/attempt-store.js'
 import { namedFile } from './section/catalog.js'
 import type { LockoutOptions, LockoutSettings } from './sign-in/lockout.js'
 import type { LoginRateLimitOptions } from './sign-in/login-rate-limit.js'
+import { passwordCheckDefaults, type PasswordCheckSettings, type PasswordChecksOptions } from './sign-in/password-checks.js'
 
 const { FST_SR_INVALID_OPTION } = errorCodes
 
@@ -52,6 +54,14 @@ export interface FastifySchoolsResourcesOptions {
   lockout?: LockoutOptions | false
   /** Sign-in attempts per client address (default 50 per 15 minutes); false turns it off. */
   loginRateLimit?: LoginRateLimitOptions | false
+  /**
+   * How many passwords this process checks at once, how many sign-ins wait for a turn, and how many of
+   * those one client address may have (default: half of libuv's thread pool at once, 8 times that
+   * waiting, half of both per address). Past them, sign-in answers 503 FST_SR_SIGN_IN_BUSY at once.
+   */
+  passwordChecks?: PasswordChecksOptions
+  /** The session cookie's name: @fastify/session's `cookieName`, as given to `anonymousShortCircuit` (default `sessionId`). */
+  cookieName?: string
   /** helmet options for the plugin's own routes (default: a strict CSP for these pages); false turns it off. */
   helmet?: HelmetOptions | false
   /**
@@ -83,6 +93,8 @@ export interface ResolvedOptions {
   stylesheet: ResolvedStylesheet
   lockout: LockoutSettings | false
   loginRateLimit: (LoginRateLimitOptions & { max: number }) | false
+  passwordChecks: PasswordCheckSettings
+  cookieName: string
   helmet: HelmetOptions | false
   conflictLog: ConflictLogOption
   /** The files directory's real path (symlinks resolved), or undefined without the option. */
@@ -94,7 +106,7 @@ const FASTIFY_KEYS = new Set(['logLevel', 'logSerializers'])
 const KNOWN_KEYS = new Set<string>([
   'catalog', 'authenticate', 'signIn', 'prefix', 'baseUrl', 'loginPath', 'logoutPath',
   'sessionKey', 'keepSessionData', 'getMember', 'restrictedCategories', 'views', 'siteName', 'stylesheet', 'lockout', 'loginRateLimit', 'helmet', 'conflictLog',
-  'files'
+  'files', 'passwordChecks', 'cookieName'
 ])
 const VIEW_KEYS = new Set(['layout', 'index', 'category', 'login', 'notFound', 'forbidden'])
 
@@ -155,6 +167,16 @@ function resolveLoginRateLimit (opts: Record<string, unknown>): (LoginRateLimitO
   const timeWindow = limit.timeWindow
   if (timeWindow !== undefined && typeof timeWindow !== 'string') positiveInteger(timeWindow, 'loginRateLimit.timeWindow', 0)
   return { ...limit, max: positiveInteger(limit.max, 'loginRateLimit.max', 50) }
+}
+
+function resolvePasswordChecks (opts: Record<string, unknown>): PasswordCheckSettings {
+  const given = optionalObject(opts, 'passwordChecks')
+  if (given === false) fail('passwordChecks', 'must be an object ({ concurrent, waiting, perAddress }); the checks cannot be unbounded')
+  const defaults = passwordCheckDefaults()
+  const concurrent = positiveInteger(given.concurrent, 'passwordChecks.concurrent', defaults.concurrent)
+  const waiting = given.waiting === 0 ? 0 : positiveInteger(given.waiting, 'passwordChecks.waiting', 8 * concurrent)
+  const perAddress = positiveInteger(given.perAddress, 'passwordChecks.perAddress', Math.max(1, Math.ceil((concurrent + waiting) / 2)))
+  return { concurrent, waiting, perAddress }
 }
 
 /** The files directory's real path; it must exist and be a directory when the section starts. */
@@ -235,6 +257,8 @@ export function resolveOptions (raw: object): ResolvedOptions {
     stylesheet: resolveStylesheet(opts.stylesheet, prefix),
     lockout: resolveLockout(opts),
     loginRateLimit: resolveLoginRateLimit(opts),
+    passwordChecks: resolvePasswordChecks(opts),
+    cookieName: sessionCookieName(opts.cookieName),
     helmet: optionalObject(opts, 'helmet'),
     conflictLog: parseConflictLog(opts.conflictLog),
     filesRoot: resolveFilesRoot(opts, catalog)

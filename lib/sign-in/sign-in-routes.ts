@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastify'
 import type { Credentials, Member } from '../types.js'
 import { errorCodes } from '../errors.js'
+import { kOutageSignOut } from '../symbols.js'
 import { siteOrigin } from '../redirect/site-origin.js'
 import { loginRedirectUrl } from '../redirect/login-redirect.js'
 import { CSRF_COOKIE, CSRF_ERROR_CODES, csrfTokenFor, keptAtSignIn } from '../session/csrf.js'
@@ -10,10 +11,13 @@ import type { PageRenderer, SectionPaths } from '../pages/page-renderer.js'
 import { retryTime, type LoginViewData } from '../pages/views.js'
 import { safeBackUrl } from './back-url.js'
 import type { Lockout } from './lockout.js'
+import type { PasswordChecks } from './password-checks.js'
 
 const { FST_SR_INVALID_MEMBER, FST_SR_SHARED_SIGN_IN, FST_SR_MISSING_CREDENTIALS, FST_SR_INVALID_CREDENTIALS, FST_SR_LOCKED_OUT } = errorCodes
 // The code the rate limit's errors carry (they are made in login-rate-limit.ts).
 const LOGIN_RATE_LIMITED: keyof typeof errorCodes = 'FST_SR_LOGIN_RATE_LIMITED'
+// And the password checks' refusal when every turn is taken (password-checks.ts), with its retryAfter.
+const SIGN_IN_BUSY: keyof typeof errorCodes = 'FST_SR_SIGN_IN_BUSY'
 
 export interface SignInDeps {
   authenticate: (credentials: Credentials, request: FastifyRequest) => Promise<Member | null | undefined>
@@ -34,6 +38,10 @@ export interface SignInDeps {
   renewCsrfCookie: boolean
   /** Limits attempts per client address, when on. */
   rateLimit: preHandlerHookHandler | undefined
+  /** Bounds the `authenticate` calls at once, with a fair share per client address. */
+  passwordChecks: PasswordChecks
+  /** The session cookie's name, expired by a sign-out while the store is down. */
+  cookieName: string
 }
 
 // Longer values cannot be real credentials; refusing them early keeps hashing cost bounded.
@@ -99,12 +107,13 @@ export function signInRoutes (fastify: FastifyInstance, deps: SignInDeps): void 
     return safeBackUrl(value, siteOrigin(request, baseUrl)) === undefined ? undefined : value as string
   }
 
-  // Expired forms and rate limits answer with the form again (HTML) rather than a bare error.
+  // Expired forms, rate limits and a busy sign-in answer with the form again (HTML) rather than a bare error.
   fastify.setErrorHandler(async function signInErrors (error: FastifyError, request, reply) {
     const code = error.code ?? ''
     const isForm = request.routeOptions.url === paths.login || request.routeOptions.url === paths.logout
-    if (!isForm || (!CSRF_ERROR_CODES.has(code) && code !== LOGIN_RATE_LIMITED)) throw error
-    const status = CSRF_ERROR_CODES.has(code) ? 403 : 429
+    if (!isForm || (!CSRF_ERROR_CODES.has(code) && code !== LOGIN_RATE_LIMITED && code !== SIGN_IN_BUSY)) throw error
+    const status = CSRF_ERROR_CODES.has(code) ? 403 : code === SIGN_IN_BUSY ? 503 : 429
+    if (code === SIGN_IN_BUSY) reply.header('retry-after', String((error as FastifyError & { retryAfter: number }).retryAfter))
     if (isJsonClient(request)) return sendJsonError(reply.header('cache-control', 'no-store'), status, code, error.message)
     const member = await memberOf(request) ?? undefined
     const backUrl = returnAddress(request, fields(request.body).BackURL ?? fields(request.query).BackURL)
@@ -141,7 +150,7 @@ export function signInRoutes (fastify: FastifyInstance, deps: SignInDeps): void 
     const attempt = await lockout?.begin(email)
     if (attempt?.lockedUntil !== undefined) return lockedOut(reply, attempt.lockedUntil, formBackUrl, email)
 
-    const member = await authenticate({ email, password }, request)
+    const member = await deps.passwordChecks.run(request.ip, () => authenticate({ email, password }, request))
     if (member === null || member === undefined) {
       const lockedNow = attempt === undefined ? undefined : await lockout!.recordFailure(email, attempt.attempt)
       if (lockedNow !== undefined) return lockedOut(reply, lockedNow, formBackUrl, email)
@@ -172,7 +181,10 @@ export function signInRoutes (fastify: FastifyInstance, deps: SignInDeps): void 
     return refuse(reply, new FST_SR_LOCKED_OUT(retryTime(until)), { backUrl, email, lockedUntil: until })
   }
 
-  fastify.post(deps.routes.logout, { preHandler: deps.verifyCsrf }, async function signOut (request, reply) {
+  // While the store is down, @fastify/session fails before this route; the 503 path (pages/unavailable.ts)
+  // then checks the form's token with the same hook and expires the session cookie.
+  const outageSignOut = { [kOutageSignOut]: { verifyCsrf: deps.verifyCsrf, cookieName: deps.cookieName } }
+  fastify.post(deps.routes.logout, { preHandler: deps.verifyCsrf, config: outageSignOut }, async function signOut (request, reply) {
     // The session goes from the store, so its cookie is worthless; @fastify/session clears that cookie
     // itself on the next request, when it finds no session behind it.
     await request.session.destroy()
