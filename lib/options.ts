@@ -13,7 +13,7 @@ import { MemoryAttemptStore } from './stores/attempt-store.js'
 import { namedFile } from './section/catalog.js'
 import type { LockoutOptions, LockoutSettings } from './sign-in/lockout.js'
 import type { LoginRateLimitOptions } from './sign-in/login-rate-limit.js'
-import { passwordCheckDefaults, type PasswordCheckSettings, type PasswordChecksOptions } from './sign-in/password-checks.js'
+import { passwordCheckDefaults, perAddressDefault, type PasswordCheckSettings, type PasswordChecksOptions } from './sign-in/password-checks.js'
 
 const { FST_SR_INVALID_OPTION } = errorCodes
 
@@ -57,7 +57,7 @@ export interface FastifySchoolsResourcesOptions {
   /**
    * How many passwords this process checks at once, how many sign-ins wait for a turn, and how many of
    * those one client address may have (default: half of libuv's thread pool at once, 8 times that
-   * waiting, half of both per address). Past them, sign-in answers 503 FST_SR_SIGN_IN_BUSY at once.
+   * waiting, three quarters of both per address). Past them, sign-in answers 503 FST_SR_SIGN_IN_BUSY at once.
    */
   passwordChecks?: PasswordChecksOptions
   /** The session cookie's name: @fastify/session's `cookieName`, as given to `anonymousShortCircuit` (default `sessionId`). */
@@ -175,7 +175,7 @@ function resolvePasswordChecks (opts: Record<string, unknown>): PasswordCheckSet
   const defaults = passwordCheckDefaults()
   const concurrent = positiveInteger(given.concurrent, 'passwordChecks.concurrent', defaults.concurrent)
   const waiting = given.waiting === 0 ? 0 : positiveInteger(given.waiting, 'passwordChecks.waiting', 8 * concurrent)
-  const perAddress = positiveInteger(given.perAddress, 'passwordChecks.perAddress', Math.max(1, Math.ceil((concurrent + waiting) / 2)))
+  const perAddress = positiveInteger(given.perAddress, 'passwordChecks.perAddress', perAddressDefault(concurrent, waiting))
   return { concurrent, waiting, perAddress }
 }
 

@@ -6,7 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads'
 import { checkAnswers } from './checks.mjs'
 import { BASE_URL } from './servers.mjs'
-import { startServer, stopServer } from './processes.mjs'
+import { pinRunner, startServer, stopServer, unpinRunner } from './processes.mjs'
 import { log } from './format.mjs'
 
 // The demo's PDF (examples/demo-catalog.ts): files/<category>/<resource id>/<file name>.
@@ -34,6 +34,11 @@ async function loginForm (port, localAddress) {
   return { token, cookie: (form.headers['set-cookie'] ?? []).map((c) => c.split(';', 1)[0]).join('; ') }
 }
 
+/** The answer, or `{ status: 'error' }` when the server dropped the connection (a request timed out there). */
+function attempt (port, options) {
+  return send(port, options).catch((err) => ({ status: `error (${err.code ?? err.message})`, headers: {}, body: '' }))
+}
+
 function percentiles (values) {
   const sorted = [...values].sort((a, b) => a - b)
   const at = (q) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))]
@@ -57,9 +62,9 @@ async function downloads (port, cookie, stop) {
   try {
     while (!stop.aborted) {
       const t0 = process.hrtime.bigint()
-      const res = await send(port, { path: DOWNLOAD, headers: { cookie }, agent })
+      const res = await attempt(port, { path: DOWNLOAD, headers: { cookie }, agent })
       latencies.push(Number(process.hrtime.bigint() - t0) / 1e6)
-      if (res.status !== 200 || res.headers['content-type'] !== 'application/pdf') throw new Error(`spray: the member's download answered ${res.status} ${res.headers['content-type']}`)
+      if (typeof res.status === 'number' && (res.status !== 200 || res.headers['content-type'] !== 'application/pdf')) throw new Error(`spray: the member's download answered ${res.status} ${res.headers['content-type']}`)
       statuses.push(res.status)
       await sleep(20)
     }
@@ -77,14 +82,16 @@ async function realSignIns (port, stop, firstHost) {
   while (!stop.aborted) {
     const localAddress = `127.0.1.${host++ % 250 + 1}`
     const t0 = process.hrtime.bigint()
-    const form = await loginForm(port, localAddress)
-    const res = await send(port, {
-      method: 'POST',
-      path: '/Security/login',
-      localAddress,
-      headers: { cookie: form.cookie, 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-proto': 'https' },
-      body: `${CREDENTIALS}&_csrf=${encodeURIComponent(form.token)}`
-    })
+    const form = await loginForm(port, localAddress).catch(() => undefined)
+    const res = form === undefined
+      ? { status: 'error (login form)' }
+      : await attempt(port, {
+        method: 'POST',
+        path: '/Security/login',
+        localAddress,
+        headers: { cookie: form.cookie, 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-proto': 'https' },
+        body: `${CREDENTIALS}&_csrf=${encodeURIComponent(form.token)}`
+      })
     latencies.push(Number(process.hrtime.bigint() - t0) / 1e6)
     statuses.push(res.status)
     await sleep(250)
@@ -109,7 +116,7 @@ async function spray (port, { attempts, usernames, addresses, perAddress }) {
       while (next < attempts) {
         const i = next++
         const body = `email=${encodeURIComponent(`user${i % usernames}@example.org`)}&password=wrong-${i}&_csrf=${encodeURIComponent(forms[a].token)}`
-        const res = await send(port, { method: 'POST', path: '/Security/login', agent, localAddress, headers: { cookie: forms[a].cookie, 'content-type': 'application/x-www-form-urlencoded' }, body })
+        const res = await attempt(port, { method: 'POST', path: '/Security/login', agent, localAddress, headers: { cookie: forms[a].cookie, 'content-type': 'application/x-www-form-urlencoded' }, body })
         statuses.push(res.status)
       }
     } finally {
@@ -143,6 +150,9 @@ export async function sprayProbe (server, settings) {
   const shape = settings.quick
     ? { attempts: 1000, usernames: 100, addresses: 10, perAddress: 2 }
     : { attempts: 5000, usernames: 500, addresses: 50, perAddress: 2 }
+  // Nothing pinned: the server's hashes use the thread pool's cores, and the spray's worker thread must
+  // not share one core with the probes' clocks.
+  unpinRunner()
   try {
     const cookie = await checkAnswers(proc)
     const quiet = new AbortController()
@@ -158,6 +168,7 @@ export async function sprayProbe (server, settings) {
     log('spray', JSON.stringify(rec))
     return rec
   } finally {
+    pinRunner()
     await stopServer(proc)
   }
 }

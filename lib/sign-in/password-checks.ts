@@ -12,7 +12,7 @@ export interface PasswordChecksOptions {
   concurrent?: number
   /** Sign-ins that may wait for their turn (default 8 × `concurrent`); past that, FST_SR_SIGN_IN_BUSY. */
   waiting?: number
-  /** Of those running and waiting, at most this many from one client address (default half of both together). */
+  /** Of those running and waiting, at most this many from one client address (default three quarters of both together). */
   perAddress?: number
 }
 
@@ -29,7 +29,15 @@ export function passwordCheckDefaults (env: NodeJS.ProcessEnv = process.env): Pa
   // Half the pool: the other half stays for fs (file downloads, @fastify/static) and dns.lookup.
   const concurrent = Math.max(1, Math.floor(threads / 2))
   const waiting = 8 * concurrent
-  return { concurrent, waiting, perAddress: Math.max(1, Math.ceil((concurrent + waiting) / 2)) }
+  return { concurrent, waiting, perAddress: perAddressDefault(concurrent, waiting) }
+}
+
+/**
+ * Three quarters of the places: one address (a school at 8:30, a shared login's burst) can use most of
+ * them, and a lighter newcomer still displaces its newest waiter when they are full.
+ */
+export function perAddressDefault (concurrent: number, waiting: number): number {
+  return Math.max(1, Math.ceil((concurrent + waiting) * 3 / 4))
 }
 
 /** The fair-share key of a client address: IPv4 as it is, IPv6 by its /64 (one subscriber's block). */
@@ -47,6 +55,8 @@ export function addressKey (ip: string): string {
 interface Waiter {
   start: () => void
   refuse: (error: Error) => void
+  /** Arrival order, so that addresses alike are served first come, first served. */
+  seq: number
 }
 
 interface Client {
@@ -65,7 +75,8 @@ const MAX_REMEMBERED = 10_000
  * The password checks of one process, bounded: at most `concurrent` `authenticate` calls at once, at
  * most `waiting` more in line, and at most `perAddress` of both from one address. The next turn goes to
  * the waiting address with the fewest checks lately (running, waiting and a decaying count of those
- * started), so a sign-in from an address that is not spraying passwords goes ahead of the spray. When
+ * started), first come first served among equals, so a sign-in from an address that is not spraying
+ * passwords goes ahead of the spray, and busy addresses take turns. When
  * the line is full, a newcomer with fewer checks lately takes the place of the newest waiter of the
  * busiest address; otherwise it is refused at once with FST_SR_SIGN_IN_BUSY (503, `retryAfter`).
  * Every call is either run or refused: nothing waits for ever.
@@ -76,6 +87,7 @@ export class PasswordChecks {
   readonly #now: () => number
   #running = 0
   #waiting = 0
+  #seq = 0
   // The mean time of a check (exponentially weighted), for Retry-After.
   #meanMs = 100
 
@@ -92,7 +104,7 @@ export class PasswordChecks {
     if (this.#running < this.#settings.concurrent && this.#waiting === 0) return this.#start(client, fn)
     if (this.#waiting >= this.#settings.waiting && !this.#makeRoomFor(client)) return Promise.reject(this.#busy())
     return new Promise<T>((resolve, reject) => {
-      client.queue.push({ start: () => { this.#start(client, fn).then(resolve, reject) }, refuse: reject })
+      client.queue.push({ start: () => { this.#start(client, fn).then(resolve, reject) }, refuse: reject, seq: this.#seq++ })
       this.#waiting++
     })
   }
@@ -113,11 +125,16 @@ export class PasswordChecks {
     }
   }
 
+  /**
+   * How much of the checks an address has: running, waiting, and its recent turns, counted up to
+   * `perAddress` only, so that every busy address (a spraying one, a school behind one address at 8:30)
+   * stands alike and takes turns, while one with few turns lately goes first.
+   */
   #load (client: Client): number {
     const now = this.#now()
     client.recent *= 2 ** (-(now - client.at) / HALF_LIFE_MS)
     client.at = now
-    return client.active + client.queue.length + client.recent
+    return client.active + client.queue.length + Math.min(client.recent, this.#settings.perAddress)
   }
 
   /** A full line: the newest waiter of the busiest address gives way, if that address is busier than `client`. */
@@ -161,7 +178,7 @@ export class PasswordChecks {
     for (const client of this.#clients.values()) {
       if (client.queue.length === 0) continue
       const load = this.#load(client)
-      if (load < least) {
+      if (load < least || (load === least && client.queue[0].seq < next!.queue[0].seq)) {
         next = client
         least = load
       }

@@ -154,6 +154,36 @@ t.test('a check\'s history fades: after a few minutes the address is light again
   t.equal(await aAgain, 'a')
 })
 
+t.test('busy addresses take turns: a school behind one address is not starved by a spraying one', async (t) => {
+  const checks = new PasswordChecks({ concurrent: 1, waiting: 8, perAddress: 4 })
+  const school = '198.51.100.1'
+  const spray = '203.0.113.9'
+  // Both have had many turns lately (more than perAddress): they stand alike.
+  for (let i = 0; i < 10; i++) {
+    await checks.run(school, async () => undefined)
+    await checks.run(spray, async () => undefined)
+  }
+  const order: string[] = []
+  let release: () => void = () => {}
+  const hold = checks.run(C, () => new Promise<void>((resolve) => { release = resolve }))
+  const queued = [
+    ...[1, 2, 3].map((i) => checks.run(spray, async () => { order.push(`spray ${i}`) })),
+    checks.run(school, async () => { order.push('school 1') })
+  ]
+  release()
+  await hold
+  await Promise.all(queued)
+  t.same(order, ['school 1', 'spray 1', 'spray 2', 'spray 3'], 'the school, with fewer waiting, goes ahead of the spray\'s line')
+
+  order.length = 0
+  const hold2 = checks.run(C, () => new Promise<void>((resolve) => { release = resolve }))
+  const alike = [checks.run(spray, async () => { order.push('spray') }), checks.run(school, async () => { order.push('school') })]
+  release()
+  await hold2
+  await Promise.all(alike)
+  t.same(order, ['spray', 'school'], 'equals: first come, first served')
+})
+
 t.test('addresses: IPv6 shares by /64, IPv4-mapped is IPv4, and the memory of idle addresses is bounded', async (t) => {
   t.equal(addressKey('192.0.2.7'), '192.0.2.7')
   t.equal(addressKey('::ffff:192.0.2.7'), '192.0.2.7')
@@ -175,8 +205,8 @@ t.test('addresses: IPv6 shares by /64, IPv4-mapped is IPv4, and the memory of id
 })
 
 t.test('the defaults follow UV_THREADPOOL_SIZE', async (t) => {
-  t.same(passwordCheckDefaults({}), { concurrent: 2, waiting: 16, perAddress: 9 })
-  t.same(passwordCheckDefaults({ UV_THREADPOOL_SIZE: '16' }), { concurrent: 8, waiting: 64, perAddress: 36 })
-  t.same(passwordCheckDefaults({ UV_THREADPOOL_SIZE: '1' }), { concurrent: 1, waiting: 8, perAddress: 5 })
+  t.same(passwordCheckDefaults({}), { concurrent: 2, waiting: 16, perAddress: 14 })
+  t.same(passwordCheckDefaults({ UV_THREADPOOL_SIZE: '16' }), { concurrent: 8, waiting: 64, perAddress: 54 })
+  t.same(passwordCheckDefaults({ UV_THREADPOOL_SIZE: '1' }), { concurrent: 1, waiting: 8, perAddress: 7 })
   t.same(passwordCheckDefaults({ UV_THREADPOOL_SIZE: 'many' }), passwordCheckDefaults({}))
 })
