@@ -132,6 +132,6 @@ async function signOutDuringOutage (signOut: OutageSignOut, error: FastifyError,
 
 /** The Set-Cookie that expires the session cookie (@fastify/session's default path, `/`). */
 function expiredCookie (request: FastifyRequest, name: string): string {
-  const secure = request.protocol === 'https' || name.startsWith('__Host-') || name.startsWith('__Secure-')
+  const secure = request.protocol === 'https' || /^__(Host|Secure)-/.test(name)
   return request.server.serializeCookie(name, '', { path: '/', expires: new Date(0), maxAge: 0, httpOnly: true, sameSite: 'lax', secure })
 }

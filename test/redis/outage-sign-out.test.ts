@@ -12,10 +12,12 @@ const index = '/schools/resources/'
 const TIMEOUT_MS = 300
 const PAUSE_MS = 2000
 
-async function pausedApp (t: Test, cookieName?: string) {
+async function pausedApp (t: Test, cookieName?: string, fastify?: { trustProxy: boolean }) {
   const redis = await ThrowawayRedis.start(t)
   const client = await connectedClient(t, redis.url)
   const { app } = await buildTestApp({
+    // With trustProxy, also a cookie secret: the CSRF cookie is then signed, as in the example.
+    ...(fastify === undefined ? {} : { fastify, cookie: { secret: 'a-cookie-secret-of-32-characters-or-more' } }),
     session: { store: new RedisSessionStore(client, { timeoutMs: TIMEOUT_MS }), saveUninitialized: false, cookie: { secure: false }, ...(cookieName === undefined ? {} : { cookieName }) },
     plugin: { lockout: { store: new RedisAttemptStore(client, { timeoutMs: TIMEOUT_MS }) }, loginRateLimit: false, ...(cookieName === undefined ? {} : { cookieName }) }
   })
@@ -50,11 +52,14 @@ if (requireRedis(t)) {
       ['a body of another type', { 'content-type': 'text/plain' }, `_csrf=${token}`],
       ['JSON that does not parse', { 'content-type': 'application/json' }, '{"_csrf":']
     ] as const
-    const [signedOut, json, noCsrfCookie, other, ...others] = await Promise.all([
+    const csrfCookieOnly = browser.split('; ').filter((c) => !c.startsWith('sessionId=')).join('; ')
+    const [signedOut, json, noCsrfCookie, other, noSession, ...others] = await Promise.all([
       post({ 'content-type': form }, new URLSearchParams({ _csrf: token }).toString()),
       post({ 'csrf-token': token, accept: 'application/json' }),
       app.inject({ method: 'POST', url: '/Security/logout', headers: { cookie, 'csrf-token': token } }),
       app.inject({ url: index, headers: { cookie: browser } }),
+      // No session cookie: @fastify/session reads nothing, the route runs and the store fails at destroy().
+      app.inject({ method: 'POST', url: '/Security/logout', headers: { cookie: csrfCookieOnly, 'content-type': form }, payload: new URLSearchParams({ _csrf: token }).toString() }),
       ...refused.map(([, headers, payload]) => post(headers, payload))
     ])
     t.ok(Date.now() - pausedAt < PAUSE_MS, 'all answered while the store was still paused')
@@ -80,6 +85,8 @@ if (requireRedis(t)) {
       t.match(res.body, 'Temporarily unavailable', label)
     })
     t.equal(noCsrfCookie.headers['set-cookie'], undefined, 'a token without the CSRF cookie it was made for: no Set-Cookie')
+    t.equal(noSession.statusCode, 503, 'a sign-out the route itself could not finish (the store failed at destroy)')
+    t.ok(expiry(noSession, 'sessionId'), 'expires the cookie all the same')
     // Any other page during the outage keeps the cookie, as before.
     t.equal(other.statusCode, 503)
     t.equal(other.headers['set-cookie'], undefined)
@@ -94,8 +101,8 @@ if (requireRedis(t)) {
     t.match(copy.body, 'Ada Teacher', 'the old cookie, kept elsewhere, still finds its session')
   })
 
-  t.test('the cookie expired is the one the cookieName option names', async (t) => {
-    const { app, redis } = await pausedApp(t, 'sid')
+  t.test('the cookie expired is the one the cookieName option names, Secure where it must be', async (t) => {
+    const { app, redis } = await pausedApp(t, '__Host-sid', { trustProxy: true })
     const login = await app.inject({ url: '/Security/login' })
     const loginForm = withCookies(undefined, login)
     const signedIn = await app.inject({
@@ -107,10 +114,17 @@ if (requireRedis(t)) {
     t.equal(signedIn.statusCode, 303)
     const page = await app.inject({ url: index, headers: { cookie: withCookies(loginForm, signedIn) } })
     await redis.pause(PAUSE_MS)
-    const res = await app.inject({ method: 'POST', url: '/Security/logout', headers: { cookie: withCookies(withCookies(loginForm, signedIn), page), 'csrf-token': formToken(page.body) } })
+    const headers = { cookie: withCookies(withCookies(loginForm, signedIn), page), 'csrf-token': formToken(page.body) }
+    const [res, https] = await Promise.all([
+      app.inject({ method: 'POST', url: '/Security/logout', headers }),
+      app.inject({ method: 'POST', url: '/Security/logout', headers: { ...headers, 'x-forwarded-proto': 'https' } })
+    ])
     t.equal(res.statusCode, 503)
-    t.ok(expiry(res, 'sid'), 'sid is expired')
+    const expired = expiry(res, '__Host-sid')
+    t.ok(expired, '__Host-sid is expired')
+    t.equal(expired?.secure, true, 'Secure, as a __Host- cookie must be, even over http')
     t.notOk(res.cookies.some((c) => c.name === 'sessionId'), 'and no cookie of another name')
+    t.equal(expiry(https, '__Host-sid')?.secure, true, 'Secure over https')
     await new Promise((resolve) => setTimeout(resolve, PAUSE_MS))
   })
 }
