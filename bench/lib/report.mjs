@@ -185,10 +185,11 @@ function spraySection ({ spray, label }) {
   const out = ['### Password spray', '']
   out.push(`${attempts.toLocaleString('en')} wrong passwords over ${usernames} usernames from ${addresses} loopback addresses (${perAddress} connections each), with the example's own sign-in limits. Meanwhile a member downloads a protected PDF one request at a time, and real members sign in (login form and post, each from an address of its own) every 250 ms. Server not pinned. Latencies: p50 / p99 / max (count).`)
   out.push('')
-  out.push('| server | spray: s, attempts/s, answers | download, quiet | download, during the spray | real sign-in, quiet | real sign-in, during | real sign-ins\' answers during |')
-  out.push('|---|---|---|---|---|---|---|')
+  out.push('| server | spray: s, attempts/s, answers | download, quiet | download, during the spray | real sign-in, quiet | real sign-in, during | real sign-ins\' answers during | server event-loop delay during, p99 / max ms |')
+  out.push('|---|---|---|---|---|---|---|---|')
   for (const r of spray) {
-    out.push(`| ${label(r.server)} | ${fmt(r.spray.seconds, 1)} s, ${fmt(r.spray.perSecond, 0)}/s: ${statuses(r.spray.statuses)} | ${ms(r.baseline.download)} | ${ms(r.download)} | ${ms(r.baseline.signIn)} | ${ms(r.signIn)} | ${statuses(r.signIn.statuses)} |`)
+    const eld = r.eventLoopDelayMs === undefined ? 'not measured' : `${fmt(r.eventLoopDelayMs.p99, 1)} / ${fmt(r.eventLoopDelayMs.max, 1)}`
+    out.push(`| ${label(r.server)} | ${fmt(r.spray.seconds, 1)} s, ${fmt(r.spray.perSecond, 0)}/s: ${statuses(r.spray.statuses)} | ${ms(r.baseline.download)} | ${ms(r.download)} | ${ms(r.baseline.signIn)} | ${ms(r.signIn)} | ${statuses(r.signIn.statuses)} | ${eld} |`)
   }
   out.push('')
   return out

@@ -6,7 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads'
 import { checkAnswers } from './checks.mjs'
 import { BASE_URL } from './servers.mjs'
-import { pinRunner, startServer, stopServer, unpinRunner } from './processes.mjs'
+import { pinRunner, serverStats, startServer, stopServer, unpinRunner } from './processes.mjs'
 import { log } from './format.mjs'
 
 // The demo's PDF (examples/demo-catalog.ts): files/<category>/<resource id>/<file name>.
@@ -158,13 +158,16 @@ export async function sprayProbe (server, settings) {
     const quiet = new AbortController()
     setTimeout(() => quiet.abort(), settings.quick ? 2000 : 5000)
     const [baselineDownload, baselineSignIn] = await Promise.all([downloads(proc.port, cookie, quiet.signal), realSignIns(proc.port, quiet.signal, 0)])
+    // Resets the server's event-loop delay histogram: what it reports next is the spray's.
+    await serverStats(proc)
     const during = new AbortController()
     // The spray has a thread of its own, so that its callbacks do not delay the probes' clocks.
     const sprayed = inWorker(proc.port, shape).finally(() => during.abort())
     const [download, signIn, attack] = await Promise.all([downloads(proc.port, cookie, during.signal), realSignIns(proc.port, during.signal, baselineSignIn.next), sprayed])
+    const { eldP99Ms, eldMaxMs } = await serverStats(proc)
     delete baselineSignIn.next
     delete signIn.next
-    const rec = { server: server.name, shape, baseline: { download: baselineDownload, signIn: baselineSignIn }, spray: attack, download, signIn }
+    const rec = { server: server.name, shape, baseline: { download: baselineDownload, signIn: baselineSignIn }, spray: attack, download, signIn, eventLoopDelayMs: { p99: eldP99Ms, max: eldMaxMs } }
     log('spray', JSON.stringify(rec))
     return rec
   } finally {
