@@ -9,6 +9,7 @@ import { benchServers } from './lib/servers.mjs'
 import { pinning, pinRunner, removeOutputs } from './lib/processes.mjs'
 import { wrkVersion } from './lib/wrk.mjs'
 import { SCENARIOS, loginProbe, memoryFlood, runRounds } from './lib/scenarios.mjs'
+import { sprayProbe } from './lib/spray.mjs'
 import { median } from './lib/stats.mjs'
 import { reportPaths, runData, writeReport } from './lib/report.mjs'
 import { startFlags } from './lib/npm-start-flags.mjs'
@@ -66,6 +67,11 @@ async function main () {
   }
   const ours = servers.find((s) => s.name === 'ours')
   const login = options.skip.has('login') || ours === undefined ? undefined : await loginProbe(ours, options)
+  // The password spray against ours and every other build measured (--extra), one after the other.
+  const spray = []
+  if (!options.skip.has('spray')) {
+    for (const server of servers.filter((s) => s.name === 'ours' || s.extra)) spray.push(await sprayProbe(server, options))
+  }
 
   const loads = records.map((r) => r.load1)
   const others = records.map((r) => r.otherCores)
@@ -86,7 +92,7 @@ async function main () {
     loadRange: loads.length === 0 ? 'n/a' : range(loads),
     otherCoresRange: others.length === 0 ? 'n/a' : `${range(others)} (median ${median(others).toFixed(2)})`
   }
-  const markdown = writeReport(runData({ meta, servers, scenarios, records, memory, login }), paths)
+  const markdown = writeReport(runData({ meta, servers, scenarios, records, memory, login, spray }), paths)
   console.log(`\n${markdown}\n`)
   log(`done in ${((Date.now() - started.getTime()) / 1000).toFixed(0)} s; wrote ${Object.values(paths).map((p) => p.slice(root.length)).join(', ')}`)
 }

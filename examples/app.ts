@@ -98,6 +98,8 @@ export async function buildApp (config: ExampleConfig): Promise<FastifyInstance>
     // Three resources are files of the site's own (two PDFs and an image), served to members who may see their category.
     files: demoFiles,
     authenticate,
+    // The sign-in limits and the line of password checks (passwordChecks) keep the section's defaults,
+    // chosen for a school whose staff all sign in from one address (docs/example-server.md).
     baseUrl: config.baseUrl,
     siteName: 'Riverside School',
     // Every anonymous visitor to a category raises the redirect-conflict warning (the legacy behaviour);

@@ -174,6 +174,13 @@ const FST_SR_INTERNAL_ERROR = createError(
   500
 )
 
+/** Every password check of this process is taken and the line for one is full; Retry-After says when to try again. */
+const FST_SR_SIGN_IN_BUSY = createError(
+  'FST_SR_SIGN_IN_BUSY',
+  'Sign-in is busy. Please try again in a moment.',
+  503
+)
+
 export const errorCodes = {
   FST_SR_INVALID_OPTION,
   FST_SR_INVALID_CATALOG,
@@ -197,5 +204,6 @@ export const errorCodes = {
   FST_SR_INSECURE_SIGN_IN,
   FST_SR_INVALID_CATALOG_RECORD,
   FST_SR_INVALID_VIEW,
-  FST_SR_INTERNAL_ERROR
+  FST_SR_INTERNAL_ERROR,
+  FST_SR_SIGN_IN_BUSY
 } as const

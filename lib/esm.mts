@@ -3,6 +3,7 @@
 import cjs from './index.js'
 import type {
   InMemoryCatalog as InMemoryCatalogInstance,
+  MemoryAttemptStore as MemoryAttemptStoreInstance,
   SafeHtml as SafeHtmlInstance
 } from './index.js'
 
@@ -10,6 +11,7 @@ export type * from './index.js'
 // Classes are both a value and a type; the destructured consts below carry only the value.
 export type InMemoryCatalog = InMemoryCatalogInstance
 export type SafeHtml = SafeHtmlInstance
+export type MemoryAttemptStore = MemoryAttemptStoreInstance
 export const {
   fastifySchoolsResources,
   redirectOnce,
@@ -22,6 +24,7 @@ export const {
   CONTENT_SECURITY_POLICY,
   safeBackUrl,
   signInLimitKeys,
+  MemoryAttemptStore,
   storeErrorHandler,
   errorCodes,
   REDIRECT_CONFLICT_WARNING

@@ -19,6 +19,7 @@ import { guardHostRoutes } from './access/members-only.js'
 import { fileRoutes } from './files/file-routes.js'
 import { servesSignIn, signInRoutes } from './sign-in/sign-in-routes.js'
 import { SignInLimits, warnWithoutDeviceSecret } from './sign-in/limits.js'
+import { PasswordChecks } from './sign-in/password-checks.js'
 
 const FORM = 'application/x-www-form-urlencoded'
 
@@ -90,7 +91,9 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
         ? undefined
         : new SignInLimits(opts.lockout === false ? undefined : opts.lockout, opts.loginRateLimit === false ? undefined : opts.loginRateLimit),
       verifyCsrf: csrf.verify,
-      renewCsrfCookie: csrf.dropCookie
+      renewCsrfCookie: csrf.dropCookie,
+      passwordChecks: new PasswordChecks(opts.passwordChecks),
+      cookieName: opts.cookieName
     })
   }
 }
@@ -111,6 +114,7 @@ export { html, unsafeRaw, SafeHtml } from './pages/html.js'
 export { CONTENT_SECURITY_POLICY } from './pages/security-headers.js'
 export { safeBackUrl } from './sign-in/back-url.js'
 export { signInLimitKeys } from './sign-in/limits.js'
+export { MemoryAttemptStore } from './stores/attempt-store.js'
 export { storeErrorHandler }
 export { errorCodes } from './errors.js'
 export { REDIRECT_CONFLICT_WARNING } from './warnings.js'
@@ -122,6 +126,7 @@ export type { ResourceFilter } from './pages/filters.js'
 export type { UrlResource, FileResource } from './types.js'
 export type { AttemptStore, AttemptCount } from './stores/attempt-store.js'
 export type { LockoutOptions, LoginRateLimitOptions } from './sign-in/limits.js'
+export type { PasswordChecksOptions } from './sign-in/password-checks.js'
 export type { RedirectOnceOptions } from './redirect/redirect-once.js'
 export type { ConflictLogOption } from './redirect/conflict-log.js'
 export type { AnonymousShortCircuitOptions } from './session/anonymous-short-circuit.js'

@@ -5,12 +5,14 @@ import type { HelmetOptions } from 'helmet'
 import type { Catalog, Credentials, Member } from './types.js'
 import { errorCodes } from './errors.js'
 import { parseBaseUrl } from './redirect/site-origin.js'
+import { sessionCookieName } from './session/anonymous-short-circuit.js'
 import { parseConflictLog, type ConflictLogOption } from './redirect/conflict-log.js'
 import { resolveStylesheet, type ResolvedStylesheet } from './pages/stylesheet.js'
 import type { Views } from './pages/views.js'
 import { MemoryAttemptStore, type AttemptStore } from './stores/attempt-store.js'
 import { namedFile } from './section/catalog.js'
 import type { LockoutOptions, LockoutSettings, LoginRateLimitOptions, LoginRateLimitSettings } from './sign-in/limits.js'
+import { passwordCheckDefaults, perAddressDefault, WAITING_PER_CHECK, type PasswordCheckSettings, type PasswordChecksOptions } from './sign-in/password-checks.js'
 
 const { FST_SR_INVALID_OPTION } = errorCodes
 
@@ -55,6 +57,14 @@ export interface FastifySchoolsResourcesOptions {
   lockout?: LockoutOptions | false
   /** Failed sign-ins per client address (default 50 per 15 minutes); false turns it off. */
   loginRateLimit?: LoginRateLimitOptions | false
+  /**
+   * How many passwords this process checks at once, how many sign-ins wait for a turn, and how many of
+   * those one client address may have (default: half of libuv's thread pool at once, 32 times that
+   * waiting, three quarters of both per address). Past them, sign-in answers 503 FST_SR_SIGN_IN_BUSY at once.
+   */
+  passwordChecks?: PasswordChecksOptions
+  /** The session cookie's name: @fastify/session's `cookieName`, as given to `anonymousShortCircuit` (default `sessionId`). */
+  cookieName?: string
   /** helmet options for the plugin's own routes (default: a strict CSP for these pages); false turns it off. */
   helmet?: HelmetOptions | false
   /**
@@ -86,6 +96,8 @@ export interface ResolvedOptions {
   stylesheet: ResolvedStylesheet
   lockout: LockoutSettings | false
   loginRateLimit: LoginRateLimitSettings | false
+  passwordChecks: PasswordCheckSettings
+  cookieName: string
   helmet: HelmetOptions | false
   conflictLog: ConflictLogOption
   /** The files directory's real path (symlinks resolved), or undefined without the option. */
@@ -97,7 +109,7 @@ const FASTIFY_KEYS = new Set(['logLevel', 'logSerializers'])
 const KNOWN_KEYS = new Set<string>([
   'catalog', 'authenticate', 'signIn', 'prefix', 'baseUrl', 'loginPath', 'logoutPath',
   'sessionKey', 'keepSessionData', 'getMember', 'restrictedCategories', 'views', 'siteName', 'stylesheet', 'lockout', 'loginRateLimit', 'helmet', 'conflictLog',
-  'files'
+  'files', 'passwordChecks', 'cookieName'
 ])
 const VIEW_KEYS = new Set(['layout', 'index', 'category', 'login', 'notFound', 'forbidden'])
 
@@ -183,6 +195,16 @@ function resolveLoginRateLimit (opts: Record<string, unknown>, lockout: LockoutS
   }
 }
 
+function resolvePasswordChecks (opts: Record<string, unknown>): PasswordCheckSettings {
+  const given = optionalObject(opts, 'passwordChecks')
+  if (given === false) fail('passwordChecks', 'must be an object ({ concurrent, waiting, perAddress }); the checks cannot be unbounded')
+  const defaults = passwordCheckDefaults()
+  const concurrent = positiveInteger(given.concurrent, 'passwordChecks.concurrent', defaults.concurrent)
+  const waiting = given.waiting === 0 ? 0 : positiveInteger(given.waiting, 'passwordChecks.waiting', WAITING_PER_CHECK * concurrent)
+  const perAddress = positiveInteger(given.perAddress, 'passwordChecks.perAddress', perAddressDefault(concurrent, waiting))
+  return { concurrent, waiting, perAddress }
+}
+
 /** The files directory's real path; it must exist and be a directory when the section starts. */
 function resolveFilesRoot (opts: Record<string, unknown>, catalog: Catalog): string | undefined {
   const files = opts.files
@@ -262,6 +284,8 @@ export function resolveOptions (raw: object): ResolvedOptions {
     stylesheet: resolveStylesheet(opts.stylesheet, prefix),
     lockout,
     loginRateLimit: resolveLoginRateLimit(opts, lockout),
+    passwordChecks: resolvePasswordChecks(opts),
+    cookieName: sessionCookieName(opts.cookieName),
     helmet: optionalObject(opts, 'helmet'),
     conflictLog: parseConflictLog(opts.conflictLog),
     filesRoot: resolveFilesRoot(opts, catalog)

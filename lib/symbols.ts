@@ -12,3 +12,6 @@ export const kAnonymousRedirect = Symbol.for('fastify-schools-resources.anonymou
 
 /** In a route's config: set when the route's own first preHandler is the members-only guard (host routes). */
 export const kMembersOnlyGuarded = Symbol.for('fastify-schools-resources.membersOnlyGuarded')
+
+/** In a route's config: the sign-out route's CSRF check and session cookie, for a sign-out while the store is down. */
+export const kOutageSignOut = Symbol.for('fastify-schools-resources.outageSignOut')

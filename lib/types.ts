@@ -2,7 +2,7 @@
 // @fastify/session's types, in one place. Imports nothing of ours.
 import type {} from '@fastify/session'
 import type { preHandlerHookHandler } from 'fastify'
-import type { kAnonymousRedirect, kMembersOnlyGuarded } from './symbols.js'
+import type { kAnonymousRedirect, kMembersOnlyGuarded, kOutageSignOut } from './symbols.js'
 
 /** A signed-in member, as kept in the session. Keep it small and JSON-serialisable. */
 export interface Member {
@@ -95,6 +95,12 @@ export interface MembersOnlyOptions {
   title?: string
 }
 
+/** The sign-out route's form check and the session cookie it expires when the store cannot be reached. */
+export interface OutageSignOut {
+  verifyCsrf: preHandlerHookHandler
+  cookieName: string
+}
+
 declare module 'fastify' {
   interface FastifyReply {
     /**
@@ -118,6 +124,8 @@ declare module 'fastify' {
     [kAnonymousRedirect]?: AnonymousRedirect
     /** Set by the section on a members-only host route it put its guard on. */
     [kMembersOnlyGuarded]?: true
+    /** Set by the section on its sign-out route: what a sign-out needs while the store is down. */
+    [kOutageSignOut]?: OutageSignOut
   }
   interface Session {
     /** Set at sign-in under the default `sessionKey`. */

@@ -20,6 +20,7 @@ const PUBLIC_VALUES = {
   CONTENT_SECURITY_POLICY: 'object',
   safeBackUrl: 'function',
   signInLimitKeys: 'function',
+  MemoryAttemptStore: 'function',
   storeErrorHandler: 'function',
   errorCodes: 'object',
   REDIRECT_CONFLICT_WARNING: 'string'

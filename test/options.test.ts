@@ -41,7 +41,13 @@ t.test('wrong options fail app.ready() with an error that names the option', asy
     ['views.footer', { ...base, views: { footer: () => '' } }],
     ['views.layout', { ...base, views: { layout: '<html>' } }],
     ['siteName', { ...base, siteName: ' ' }],
-    ['catlog', { ...base, catlog: catalog }]
+    ['catlog', { ...base, catlog: catalog }],
+    ['passwordChecks', { ...base, passwordChecks: false }],
+    ['passwordChecks.concurrent', { ...base, passwordChecks: { concurrent: 0 } }],
+    ['passwordChecks.waiting', { ...base, passwordChecks: { waiting: -1 } }],
+    ['passwordChecks.perAddress', { ...base, passwordChecks: { perAddress: 1.5 } }],
+    ['cookieName', { ...base, cookieName: '' }],
+    ['cookieName', { ...base, cookieName: 'a;b' }]
   ]
   for (const [name, options] of cases) {
     await t.rejects(readyWith(options), { code: 'FST_SR_INVALID_OPTION', message: new RegExp(`invalid option "${name.replace('.', '\\.')}"`) }, name)
@@ -52,6 +58,7 @@ t.test('wrong options fail app.ready() with an error that names the option', asy
 t.test('valid options start, including Fastify\'s own logLevel', async (t) => {
   await t.resolves(readyWith({ catalog, authenticate: teacherOnly, logLevel: 'warn', prefix: '/a-b/c_d.e' }))
   await t.resolves(readyWith({ catalog, signIn: false }), 'authenticate is optional without sign-in')
+  await t.resolves(readyWith({ catalog, authenticate: teacherOnly, passwordChecks: { concurrent: 32, waiting: 0 }, cookieName: '__Host-sid' }), 'no line at all, and a cookie name with a prefix')
 })
 
 t.test('a missing dependency fails at startup with a clear error', async (t) => {

@@ -14,9 +14,9 @@ const CREDENTIALS = 'email=teacher%40example.org&password=correct+horse+battery+
 // Anonymous requests each check of our server makes (plain and with a forged cookie): one warning each.
 export const ANONYMOUS_REQUESTS_PER_CHECK = 2
 
-export function http (port, { method = 'GET', path = CATEGORY_PATH, headers = {}, body, agent = false } = {}) {
+export function http (port, { method = 'GET', path = CATEGORY_PATH, headers = {}, body, agent = false, localAddress } = {}) {
   return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: '127.0.0.1', port, method, path, headers, agent }, (res) => {
+    const req = httpRequest({ host: '127.0.0.1', port, method, path, headers, agent, localAddress }, (res) => {
       let data = ''
       res.setEncoding('utf8')
       res.on('data', (c) => { data += c })

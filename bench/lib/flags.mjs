@@ -15,7 +15,7 @@ writes docs/performance.md, docs/performance-chart.svg and docs/performance.json
   --memory-requests N     anonymous requests in the flood (default 1,000,000; quick 50,000)
   --only a,b              only these servers: limit, reference, express, ours, ours-small-page,
                           ours-no-headers, ours-no-csrf, ours-each, and --extra names
-  --skip a,b              leave out parts: throughput, breakdown, memory, login
+  --skip a,b              leave out parts: throughput, breakdown, memory, login, spray
   --scenarios a,b         only these scenarios: anonymous, signed-in
   --extra name=dir        also measure the example server of another build (bench/build-before.sh),
                           started with that build's own npm-start flags; repeatable
@@ -71,7 +71,7 @@ export function parseFlags (argv) {
     memoryRequests: number('memory-requests', quick ? 50_000 : 1_000_000),
     // --only is checked against the run's servers, which depend on the other flags.
     only: list('only'),
-    skip: new Set(list('skip', ['throughput', 'breakdown', 'memory', 'login'])),
+    skip: new Set(list('skip', ['throughput', 'breakdown', 'memory', 'login', 'spray'])),
     scenarios: list('scenarios', ['anonymous', 'signed-in']),
     extras: values.extra.map((e) => {
       const i = e.indexOf('=')

@@ -38,6 +38,11 @@ export function pinRunner () {
   if (pinning.pinned) execFileSync('taskset', ['-a', '-p', '-c', pinning.loadCpu, String(process.pid)], { stdio: 'ignore' })
 }
 
+/** Lets this runner (all its threads) use every core again, for a part whose server is not pinned either. */
+export function unpinRunner () {
+  if (pinning.pinned) execFileSync('taskset', ['-a', '-p', '-c', `0-${cores - 1}`, String(process.pid)], { stdio: 'ignore' })
+}
+
 let nextPort = 4100
 let started = 0
 const outputDir = join(tmpdir(), `fsr-bench-${process.pid}`)

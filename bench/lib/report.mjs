@@ -21,14 +21,15 @@ export function reportPaths (root, name) {
 }
 
 /** The run as saved: what was measured and with what (server labels included, so that it renders alone). */
-export function runData ({ meta, servers, scenarios, records, memory, login }) {
+export function runData ({ meta, servers, scenarios, records, memory, login, spray }) {
   return {
     meta,
     servers: servers.map(({ name, label, scenarios, extra, commit }) => ({ name, label, scenarios, extra, commit })),
     scenarios,
     records,
     memory,
-    login
+    login,
+    spray
   }
 }
 
@@ -56,7 +57,7 @@ function keepHandWritten (path, generated) {
   return text.slice(0, i) + block + text.slice(j + END_MARKER.length)
 }
 
-function markdown ({ meta, servers, scenarios, rows, memory, login, steps, gapUs, referenceUs, chartLink }) {
+function markdown ({ meta, servers, scenarios, rows, memory, login, spray, steps, gapUs, referenceUs, chartLink }) {
   const label = (name) => servers.find((s) => s.name === name)?.label ?? name
   // Ours and the other builds of it (--extra), judged and compared alike.
   const builds = ['ours', ...servers.filter((s) => s.extra).map((s) => s.name)]
@@ -107,6 +108,7 @@ function markdown ({ meta, servers, scenarios, rows, memory, login, steps, gapUs
   out.push(...beforeAfterSection({ rows, builds, label, scenarios }))
   out.push(...memorySection({ meta, memory, label }))
   out.push(...loginSection(login))
+  out.push(...spraySection({ spray, label }))
   out.push(...methodSection(meta))
   return out.join('\n').trimEnd()
 }
@@ -173,6 +175,24 @@ function loginSection (login) {
   return ['### Login', '',
     `scrypt (N=16384, r=8, p=1, on libuv's thread pool): ${fmt(login.loginMedianMs, 1)} ms per login (median of ${login.loginsTimed}, one at a time), ${fmt(login.loginCpuMsPerLogin, 1)} ms of server CPU per login. With ${login.concurrentLogins} clients signing in continuously (${fmt(login.loginsPerSecondDuringProbe, 1)} logins/s; server not pinned for this part), a probe sending one anonymous request at a time got ${fmt(login.probeDuringLogins.count, 0)} answers, p50 ${fmt(login.probeDuringLogins.p50Ms, 2)} ms, p99 ${fmt(login.probeDuringLogins.p99Ms, 2)} ms, max ${fmt(login.probeDuringLogins.maxMs, 1)} ms (without logins: ${fmt(login.probeBaseline.count, 0)} answers, p50 ${fmt(login.probeBaseline.p50Ms, 2)} ms, p99 ${fmt(login.probeBaseline.p99Ms, 2)} ms, max ${fmt(login.probeBaseline.maxMs, 1)} ms). Server event-loop delay (monitorEventLoopDelay at 1 ms resolution, so 1 ms is the floor): p99 ${fmt(login.eventLoopDelayP99MsDuringLogins, 1)} ms, max ${fmt(login.eventLoopDelayMaxMsDuringLogins, 1)} ms during logins (without: ${fmt(login.eventLoopDelayP99MsBaseline, 1)} / ${fmt(login.eventLoopDelayMaxMsBaseline, 1)} ms).`,
     '']
+}
+
+function spraySection ({ spray, label }) {
+  if (spray === undefined || spray.length === 0) return []
+  const { attempts, usernames, addresses, perAddress } = spray[0].shape
+  const ms = (p) => `p50 ${fmt(p.p50Ms, 1)} / p99 ${fmt(p.p99Ms, 1)} / max ${fmt(p.maxMs, 1)} ms (${fmt(p.count, 0)})`
+  const statuses = (counts) => Object.entries(counts).map(([status, n]) => `${n} × ${status}`).join(', ')
+  const out = ['### Password spray', '']
+  out.push(`${attempts.toLocaleString('en')} wrong passwords over ${usernames} usernames from ${addresses} loopback addresses (${perAddress} connections each), with the example's own sign-in limits. Meanwhile a member downloads a protected PDF one request at a time, and real members sign in (login form and post, each from an address of its own) every 250 ms. Server not pinned. Latencies: p50 / p99 / max (count).`)
+  out.push('')
+  out.push('| server | spray: s, attempts/s, answers | download, quiet | download, during the spray | real sign-in, quiet | real sign-in, during | real sign-ins\' answers during | server event-loop delay during, p99 / max ms |')
+  out.push('|---|---|---|---|---|---|---|---|')
+  for (const r of spray) {
+    const eld = r.eventLoopDelayMs === undefined ? 'not measured' : `${fmt(r.eventLoopDelayMs.p99, 1)} / ${fmt(r.eventLoopDelayMs.max, 1)}`
+    out.push(`| ${label(r.server)} | ${fmt(r.spray.seconds, 1)} s, ${fmt(r.spray.perSecond, 0)}/s: ${statuses(r.spray.statuses)} | ${ms(r.baseline.download)} | ${ms(r.download)} | ${ms(r.baseline.signIn)} | ${ms(r.signIn)} | ${statuses(r.signIn.statuses)} | ${eld} |`)
+  }
+  out.push('')
+  return out
 }
 
 function methodSection (meta) {

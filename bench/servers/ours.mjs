@@ -37,8 +37,9 @@ const app = await buildApp({
   sessionStore: new fastifySession.MemoryStore(sessions),
   sectionOptions: {
     // The login probe signs in continuously from one address to measure the password hash; the
-    // per-address sign-in limit (50 per 15 minutes) would refuse it, so it is off here.
-    loginRateLimit: false,
+    // per-address sign-in limit (50 per 15 minutes) would refuse it, so it is off here, except for the
+    // password spray (OURS_LIMITS=example), which measures the example's own limits.
+    ...(process.env.OURS_LIMITS === 'example' ? {} : { loginRateLimit: false }),
     // OURS_CONFLICT_LOG=each: the plugin's default conflict log instead of the example's summary.
     ...(process.env.OURS_CONFLICT_LOG === 'each' ? { conflictLog: 'each' } : {}),
     ...VARIANTS[variant]

@@ -4,7 +4,7 @@ import { errorCodes } from '../errors.js'
 import { isStoreUnavailable } from '../stores/store-unavailable.js'
 import { isJsonClient } from './negotiation.js'
 import type { ApplySecurityHeaders } from './security-headers.js'
-import { sendStoreUnavailable } from './unavailable.js'
+import { storeErrorHandler } from './unavailable.js'
 
 const { FST_SR_INTERNAL_ERROR } = errorCodes
 const { code: INTERNAL, message: MESSAGE } = new FST_SR_INTERNAL_ERROR()
@@ -72,8 +72,9 @@ export function sendServerError (error: unknown, request: FastifyRequest, reply:
  * to the host's error handler, as before.
  */
 export function sectionErrorHandler (headers: ApplySecurityHeaders | undefined) {
-  return function schoolsResourcesErrors (error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
-    if (isStoreUnavailable(error)) return sendStoreUnavailable(error, request, reply)
+  return function schoolsResourcesErrors (error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply | Promise<FastifyReply> {
+    // Its 503, or for a sign-out with its form's token, the 503 that still signs this browser out.
+    if (isStoreUnavailable(error)) return storeErrorHandler(error, request, reply)
     if (!isServerError(error)) throw error
     return sendServerError(error, request, reply, headers)
   }

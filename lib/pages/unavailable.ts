@@ -1,9 +1,15 @@
 import type { OutgoingHttpHeaders } from 'node:http'
 import type { FastifyBaseLogger, FastifyError, FastifyReply, FastifyRequest } from 'fastify'
+import type { OutageSignOut } from '../types.js'
+import { kOutageSignOut } from '../symbols.js'
 import { isStoreUnavailable, STORE_RETRY_AFTER_SECONDS } from '../stores/store-unavailable.js'
+import { csrfTokenValid } from '../session/csrf.js'
 import { wantsJson } from './negotiation.js'
 
 const MESSAGE = 'This part of the site is briefly unavailable. Please try again in a moment.'
+const SIGNED_OUT_TITLE = 'Signed out on this browser'
+const SIGNED_OUT_MESSAGE = 'You are signed out on this browser. Part of the site is briefly unavailable, so the sign-out ' +
+  'may not have reached every server yet: on a shared computer, also close the browser.'
 
 /** While the store stays down, one summary line per this many milliseconds (the Retry-After period). */
 export const OUTAGE_SUMMARY_MS = STORE_RETRY_AFTER_SECONDS * 1000
@@ -63,24 +69,28 @@ function outageLog (log: FastifyBaseLogger): OutageLog {
 /**
  * Answers a request that needs the store while it is unavailable: 503 with Retry-After and a short
  * message, never a stack, never a page as if signed in, no Set-Cookie (the visitor keeps their cookie,
- * so they are still signed in once the store is back).
+ * so they are still signed in once the store is back), except the one that expires the session cookie
+ * of a sign-out (`expireCookie`, see {@link storeErrorHandler}).
  *
  * The answer is written directly (`reply.hijack()`), so no onSend hook runs for it: @fastify/session's
  * onSend would try the failed store again to save a modified session, and a second failure would reach
  * Fastify's fallback handler with the internal message. onResponse hooks still run, and the headers
  * already set on the reply (security headers) are kept. The connection is closed after the answer.
  */
-export function sendStoreUnavailable (error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+export function sendStoreUnavailable (error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply, expireCookie?: string): FastifyReply {
   outageLog(request.server.log).record(request, (error as FastifyError).code, error.message.slice(0, 1000))
   const json = wantsJson(request)
+  const signedOut = expireCookie !== undefined
+  const [title, message] = signedOut ? [SIGNED_OUT_TITLE, SIGNED_OUT_MESSAGE] : ['Temporarily unavailable', MESSAGE]
   const body = json
-    ? JSON.stringify({ statusCode: 503, code: 'FST_SR_STORE_UNAVAILABLE', error: 'Service Unavailable', message: MESSAGE })
-    : '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Temporarily unavailable</title></head>' +
-      `<body><main><h1>Temporarily unavailable</h1><p>${MESSAGE}</p></main></body></html>`
+    ? JSON.stringify({ statusCode: 503, code: 'FST_SR_STORE_UNAVAILABLE', error: 'Service Unavailable', message, ...(signedOut ? { signedOut } : {}) })
+    : `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${title}</title></head>` +
+      `<body><main><h1>${title}</h1><p>${message}</p></main></body></html>`
   const headers: OutgoingHttpHeaders = {}
   for (const [name, value] of Object.entries(reply.getHeaders())) {
     if (value !== undefined && name !== 'location' && name !== 'set-cookie') headers[name] = value
   }
+  if (signedOut) headers['set-cookie'] = expiredCookie(request, expireCookie)
   reply.hijack()
   reply.raw.writeHead(503, {
     ...headers,
@@ -101,7 +111,27 @@ export function sendStoreUnavailable (error: FastifyError | Error, request: Fast
  * error on to the enclosing handler. The plugin installs it around its own routes; a host can install it
  * for its routes too.
  */
-export function storeErrorHandler (error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+export function storeErrorHandler (error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply | Promise<FastifyReply> {
   if (!isStoreUnavailable(error)) throw error
-  return sendStoreUnavailable(error, request, reply)
+  const signOut = request.routeOptions.config[kOutageSignOut]
+  if (signOut === undefined) return sendStoreUnavailable(error, request, reply)
+  return signOutDuringOutage(signOut, error, request, reply)
+}
+
+/**
+ * A sign-out the store cannot take (its 503 comes from @fastify/session's own hook, before the route):
+ * with a good CSRF token, the answer still expires the session cookie, so this browser is signed out
+ * (on a shared classroom computer, at once); the session stays in the store until it expires or the
+ * member signs out again, which the page says. Without a good token, the plain 503: a page elsewhere
+ * cannot sign a visitor out.
+ */
+async function signOutDuringOutage (signOut: OutageSignOut, error: FastifyError, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+  const valid = await csrfTokenValid(signOut.verifyCsrf, request, reply)
+  return sendStoreUnavailable(error, request, reply, valid ? signOut.cookieName : undefined)
+}
+
+/** The Set-Cookie that expires the session cookie (@fastify/session's default path, `/`). */
+function expiredCookie (request: FastifyRequest, name: string): string {
+  const secure = request.protocol === 'https' || /^__(Host|Secure)-/.test(name)
+  return request.server.serializeCookie(name, '', { path: '/', expires: new Date(0), maxAge: 0, httpOnly: true, sameSite: 'lax', secure })
 }

@@ -13,6 +13,18 @@ export interface AnonymousShortCircuitOptions {
 }
 
 /**
+ * The session cookie's name from a `cookieName` option (this plugin's and the section's, which expires
+ * the cookie at a sign-out during a store outage): @fastify/session's default when unset.
+ */
+export function sessionCookieName (value: unknown): string {
+  const name = value ?? 'sessionId'
+  if (typeof name !== 'string' || name === '' || !/^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/.test(name)) {
+    throw new FST_SR_INVALID_OPTION('cookieName', 'must be the session cookie\'s name, as given to @fastify/session')
+  }
+  return name
+}
+
+/**
  * Whether the request carries a session cookie, as @fastify/cookie parsed it. When the cookie plugin
  * has not parsed anything (its hook is set to run later), any Cookie header counts: the request then
  * takes the normal path, where the session plugin decides.
@@ -41,9 +53,11 @@ export function shortCircuitMark (target: AnonymousRedirect, sessionDecides: boo
  * lists the hooks its answers skip.
  */
 const anonymousShortCircuitPlugin: FastifyPluginCallback<AnonymousShortCircuitOptions> = (fastify, opts, done) => {
-  const cookieName = opts.cookieName ?? 'sessionId'
-  if (typeof cookieName !== 'string' || cookieName === '') {
-    done(new FST_SR_INVALID_OPTION('cookieName', 'must be the session cookie\'s name, as given to @fastify/session'))
+  let cookieName: string
+  try {
+    cookieName = sessionCookieName(opts.cookieName)
+  } catch (err) {
+    done(err as Error)
     return
   }
   // Behind the session plugin this would change nothing; say so rather than do nothing silently.

@@ -1,5 +1,6 @@
 import csrfProtection from '@fastify/csrf-protection'
-import type { FastifyInstance, FastifyReply, preHandlerHookHandler } from 'fastify'
+import type { IncomingMessage } from 'node:http'
+import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastify'
 import { hasLiveSession } from './member.js'
 
 /** The cookie that carries the CSRF secret, on an http site (no https `baseUrl`). */
@@ -75,4 +76,42 @@ export function keptAtSignIn (session: object, sessionKey: string): string[] {
  */
 export function csrfTokenFor (reply: FastifyReply): string | undefined {
   return hasLiveSession(reply.request) && reply.server.hasReplyDecorator('generateCsrf') ? reply.generateCsrf() : undefined
+}
+
+// A sign-out form is a token and a return address; a larger body is not one.
+const MAX_FORM_BYTES = 16 * 1024
+
+/** The form (urlencoded or JSON) of a request nobody has read yet, or undefined for another body or one too large. */
+async function unreadForm (raw: IncomingMessage): Promise<unknown> {
+  const type = String(raw.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase()
+  if (type !== 'application/x-www-form-urlencoded' && type !== 'application/json') return undefined
+  const chunks: Buffer[] = []
+  let size = 0
+  for await (const chunk of raw as AsyncIterable<Buffer>) {
+    size += chunk.length
+    if (size > MAX_FORM_BYTES) return undefined
+    chunks.push(chunk)
+  }
+  const text = Buffer.concat(chunks).toString('utf8')
+  return type === 'application/json' ? JSON.parse(text) : Object.fromEntries(new URLSearchParams(text))
+}
+
+/**
+ * Whether the request's CSRF token is good, by the very check the form's preHandler runs (`verify`),
+ * where that preHandler never ran: the store failed in @fastify/session's onRequest hook, so the body was
+ * not parsed either (it is read here, a small urlencoded form at most; a header token needs no body). The
+ * secret is in the CSRF cookie, so no store is needed. A failed check resolves to false, never throws.
+ */
+export async function csrfTokenValid (verify: preHandlerHookHandler, request: FastifyRequest, reply: FastifyReply): Promise<boolean> {
+  try {
+    if (request.body === undefined && !request.raw.readableEnded) request.body = await unreadForm(request.raw)
+  } catch {
+    return false
+  }
+  return new Promise((resolve) => {
+    // The check answers a failure with reply.send(error); here that only resolves false. Everything else
+    // (unsignCookie for a signed CSRF cookie) is the real reply's.
+    const probe: FastifyReply = Object.create(reply, { send: { value: () => resolve(false) } })
+    verify.call(request.server, request, probe, () => resolve(true))
+  })
 }

@@ -2,6 +2,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, preHa
 import type { Credentials, Member } from '../types.js'
 import { errorCodes } from '../errors.js'
 import { SECURE_COOKIE_OVER_HTTP_WARNING, warnHostMistakeOnce } from '../warnings.js'
+import { kOutageSignOut } from '../symbols.js'
 import { siteOrigin } from '../redirect/site-origin.js'
 import { loginRedirectUrl } from '../redirect/login-redirect.js'
 import { CSRF_ERROR_CODES, csrfTokenFor, keptAtSignIn } from '../session/csrf.js'
@@ -12,8 +13,11 @@ import { retryTime, type LoginViewData } from '../pages/views.js'
 import { safeBackUrl } from './back-url.js'
 import { DEVICE_COOKIE } from './device-cookie.js'
 import type { Refusal, SignInLimits } from './limits.js'
+import type { PasswordChecks } from './password-checks.js'
 
 const { FST_SR_SHARED_SIGN_IN, FST_SR_MISSING_CREDENTIALS, FST_SR_INVALID_CREDENTIALS, FST_SR_LOCKED_OUT, FST_SR_LOGIN_RATE_LIMITED, FST_SR_INSECURE_SIGN_IN } = errorCodes
+// The password checks' refusal when every turn is taken (password-checks.ts), with its retryAfter.
+const SIGN_IN_BUSY: keyof typeof errorCodes = 'FST_SR_SIGN_IN_BUSY'
 
 export interface SignInDeps {
   authenticate: (credentials: Credentials, request: FastifyRequest) => Promise<Member | null | undefined>
@@ -33,6 +37,10 @@ export interface SignInDeps {
   verifyCsrf: preHandlerHookHandler
   /** Drops the CSRF cookie when it is the plugin's own, so that sign-in renews it. */
   renewCsrfCookie: ((reply: FastifyReply) => void) | undefined
+  /** Bounds the `authenticate` calls at once, with a fair share per client address. */
+  passwordChecks: PasswordChecks
+  /** The session cookie's name, expired by a sign-out while the store is down. */
+  cookieName: string
 }
 
 // Longer values cannot be real credentials; refusing them early keeps hashing cost bounded.
@@ -131,15 +139,17 @@ export function signInRoutes (fastify: FastifyInstance, deps: SignInDeps): void 
     return safeBackUrl(value, siteOrigin(request, baseUrl)) === undefined ? undefined : value as string
   }
 
-  // Expired forms answer with the form again (HTML) rather than a bare error.
+  // Expired forms and a busy sign-in answer with the form again (HTML) rather than a bare error.
   fastify.setErrorHandler(async function signInErrors (error: FastifyError, request, reply) {
     const code = error.code ?? ''
     const isForm = request.routeOptions.url === paths.login || request.routeOptions.url === paths.logout
-    if (!isForm || !CSRF_ERROR_CODES.has(code)) throw error
-    if (isJsonClient(request)) return sendJsonError(reply.header('cache-control', 'no-store'), 403, code, error.message)
+    if (!isForm || (!CSRF_ERROR_CODES.has(code) && code !== SIGN_IN_BUSY)) throw error
+    const status = code === SIGN_IN_BUSY ? 503 : 403
+    if (code === SIGN_IN_BUSY) reply.header('retry-after', String((error as FastifyError & { retryAfter: number }).retryAfter))
+    if (isJsonClient(request)) return sendJsonError(reply.header('cache-control', 'no-store'), status, code, error.message)
     const member = await memberOf(request) ?? undefined
     const backUrl = returnAddress(request, fields(request.body).BackURL ?? fields(request.query).BackURL)
-    return loginPage(reply, 403, { backUrl, error: EXPIRED_FORM }, member)
+    return loginPage(reply, status, { backUrl, error: status === 403 ? EXPIRED_FORM : error.message }, member)
   })
 
   fastify.get(deps.routes.login, async function loginForm (request, reply) {
@@ -177,7 +187,7 @@ export function signInRoutes (fastify: FastifyInstance, deps: SignInDeps): void 
 
     let member: Member | null | undefined
     try {
-      member = await authenticate({ email, password }, request)
+      member = await deps.passwordChecks.run(request.ip, () => authenticate({ email, password }, request))
     } catch (err) {
       turn?.end()
       throw err
@@ -228,7 +238,10 @@ export function signInRoutes (fastify: FastifyInstance, deps: SignInDeps): void 
     return refuse(reply, new FST_SR_LOCKED_OUT(retryTime(until)), { backUrl, email, lockedUntil: until })
   }
 
-  fastify.post(deps.routes.logout, { preHandler: deps.verifyCsrf }, async function signOut (request, reply) {
+  // While the store is down, @fastify/session fails before this route; the 503 path (pages/unavailable.ts)
+  // then checks the form's token with the same hook and expires the session cookie.
+  const outageSignOut = { [kOutageSignOut]: { verifyCsrf: deps.verifyCsrf, cookieName: deps.cookieName } }
+  fastify.post(deps.routes.logout, { preHandler: deps.verifyCsrf, config: outageSignOut }, async function signOut (request, reply) {
     // The session goes from the store, so its cookie is worthless; @fastify/session clears that cookie
     // itself on the next request, when it finds no session behind it.
     await request.session.destroy()

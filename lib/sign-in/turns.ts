@@ -3,6 +3,18 @@
  * passwords are being checked right now, per counter key, and a queue per username so that at most
  * `slots` of its passwords are checked at once. Nothing here is shared between instances.
  */
+import { errorCodes } from '../errors.js'
+
+const { FST_SR_SIGN_IN_BUSY } = errorCodes
+
+/**
+ * Sign-ins to one username that may wait for a turn; past it, FST_SR_SIGN_IN_BUSY at once. A shared class
+ * login opened on a class set of devices fits many times over; a flood of correct sign-ins to one account
+ * (each a full password check and a new session) no longer piles up without bound.
+ */
+export const MAX_WAITING_PER_USERNAME = 100
+/** What the busy answer's Retry-After says: a turn per username frees within a few checks. */
+const BUSY_RETRY_AFTER_SECONDS = 5
 
 interface Entry {
   /** Passwords being checked now under this key. */
@@ -37,6 +49,7 @@ export class Turns {
       queue.running++
       return
     }
+    if (queue.next.length >= MAX_WAITING_PER_USERNAME) throw Object.assign(new FST_SR_SIGN_IN_BUSY(), { retryAfter: BUSY_RETRY_AFTER_SECONDS })
     // The slot is handed over by give() without ever being counted free, so nobody overtakes.
     await new Promise<void>((resolve) => queue.next.push(resolve))
   }

@@ -3,6 +3,7 @@ import { MemoryAttemptStore, type AttemptCount } from '../../lib/stores/attempt-
 import { SignInLimits, signInLimitKeys, type LockoutSettings, type Turn } from '../../lib/sign-in/limits.js'
 import { DeviceCookies, MAX_DEVICE_ENTRIES } from '../../lib/sign-in/device-cookie.js'
 import { clientKey } from '../../lib/sign-in/client-address.js'
+import { MAX_WAITING_PER_USERNAME, Turns } from '../../lib/sign-in/turns.js'
 import { signInLimitKeys as exported } from '../../lib/index.js'
 
 // The limits on their own, with the order of events under the test's control: what a sign-in does while
@@ -180,4 +181,18 @@ t.test('client keys: IPv4 as is, IPv4-mapped as IPv4, IPv6 per /64', async (t) =
   t.equal(clientKey('64:ff9b::192.0.2.1'), '64:ff9b:0:0::/64')
   t.equal(clientKey(undefined), 'unknown')
   t.equal(clientKey('not an address'), 'unknown')
+})
+
+t.test('the line per username is bounded: past MAX_WAITING_PER_USERNAME waiting, a busy 503 at once, and nobody is lost', async (t) => {
+  const turns = new Turns(10)
+  for (let i = 0; i < 10; i++) await turns.take('shared@example.org')
+  let served = 0
+  const waiting = Array.from({ length: MAX_WAITING_PER_USERNAME }, () => turns.take('shared@example.org').then(() => { served++ }))
+  await t.rejects(turns.take('shared@example.org'), { code: 'FST_SR_SIGN_IN_BUSY', statusCode: 503, retryAfter: 5 })
+  // Another username has a line of its own.
+  await turns.take('other@example.org')
+  // Each turn given back lets exactly one waiter in, first come first served, until all are in.
+  for (let i = 0; i < MAX_WAITING_PER_USERNAME; i++) turns.give('shared@example.org')
+  await Promise.all(waiting)
+  t.equal(served, MAX_WAITING_PER_USERNAME, 'every waiter got its turn')
 })

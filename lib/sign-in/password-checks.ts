@@ -1,0 +1,192 @@
+import { errorCodes } from '../errors.js'
+import { clientKey } from './client-address.js'
+
+const { FST_SR_SIGN_IN_BUSY } = errorCodes
+
+export interface PasswordChecksOptions {
+  /**
+   * Passwords checked at once in this process (default: half of libuv's thread pool, `UV_THREADPOOL_SIZE`,
+   * 4 unless set, so 2). A CPU-bound `authenticate` (scrypt, bcrypt, argon2 on the thread pool) gains
+   * nothing past the cores it can use and takes the threads file reads need; one that waits on another
+   * service (an identity provider over HTTP, LDAP) can take 32 or more.
+   */
+  concurrent?: number
+  /** Sign-ins that may wait for their turn (default 32 × `concurrent`); past that, FST_SR_SIGN_IN_BUSY. */
+  waiting?: number
+  /** Of those running and waiting, at most this many from one client address (default three quarters of both together). */
+  perAddress?: number
+}
+
+export interface PasswordCheckSettings {
+  concurrent: number
+  waiting: number
+  perAddress: number
+}
+
+/** The defaults, from the thread pool's size (Node reads UV_THREADPOOL_SIZE once, at its first use). */
+/**
+ * Waiting places per check at once: a school's morning burst from one address (30 teachers at 8:30, a
+ * shared login on a class set of laptops) waits its turn rather than getting 503s; a waiter costs a
+ * closure, and the fair share, not the length of the line, keeps an attacker from crowding others out.
+ */
+export const WAITING_PER_CHECK = 32
+
+export function passwordCheckDefaults (env: NodeJS.ProcessEnv = process.env): PasswordCheckSettings {
+  const pool = Number(env.UV_THREADPOOL_SIZE)
+  const threads = Number.isSafeInteger(pool) && pool >= 1 ? Math.min(pool, 1024) : 4
+  // Half the pool: the other half stays for fs (file downloads, @fastify/static) and dns.lookup.
+  const concurrent = Math.max(1, Math.floor(threads / 2))
+  const waiting = WAITING_PER_CHECK * concurrent
+  return { concurrent, waiting, perAddress: perAddressDefault(concurrent, waiting) }
+}
+
+/**
+ * Three quarters of the places: one address (a school at 8:30, a shared login's burst) can use most of
+ * them, and a lighter newcomer still displaces its newest waiter when they are full.
+ */
+export function perAddressDefault (concurrent: number, waiting: number): number {
+  return Math.max(1, Math.ceil((concurrent + waiting) * 3 / 4))
+}
+
+interface Waiter {
+  start: () => void
+  refuse: (error: Error) => void
+  /** Arrival order, so that addresses alike are served first come, first served. */
+  seq: number
+}
+
+interface Client {
+  active: number
+  queue: Waiter[]
+  /** Checks started recently, decaying by half every HALF_LIFE_MS: who has had many turns lately. */
+  recent: number
+  at: number
+}
+
+const HALF_LIFE_MS = 60_000
+// Addresses remembered for their recent turns; past this, idle ones are forgotten (they only lose their history).
+const MAX_REMEMBERED = 10_000
+
+/**
+ * The password checks of one process, bounded: at most `concurrent` `authenticate` calls at once, at
+ * most `waiting` more in line, and at most `perAddress` of both from one address. The next turn goes to
+ * the waiting address with the fewest checks lately (running, waiting and a decaying count of those
+ * started), first come first served among equals, so a sign-in from an address that is not spraying
+ * passwords goes ahead of the spray, and busy addresses take turns. When
+ * the line is full, a newcomer with fewer checks lately takes the place of the newest waiter of the
+ * busiest address; otherwise it is refused at once with FST_SR_SIGN_IN_BUSY (503, `retryAfter`).
+ * Every call is either run or refused: nothing waits for ever.
+ */
+export class PasswordChecks {
+  readonly #settings: PasswordCheckSettings
+  readonly #clients = new Map<string, Client>()
+  readonly #now: () => number
+  #running = 0
+  #waiting = 0
+  #seq = 0
+  // The mean time of a check (exponentially weighted), for Retry-After.
+  #meanMs = 100
+
+  constructor (settings: PasswordCheckSettings, now: () => number = Date.now) {
+    this.#settings = settings
+    this.#now = now
+  }
+
+  /** Runs `fn` when the address's turn comes, or rejects with FST_SR_SIGN_IN_BUSY when there is no room. */
+  run<T> (address: string, fn: () => Promise<T>): Promise<T> {
+    const key = clientKey(address)
+    const client = this.#client(key)
+    if (client.active + client.queue.length >= this.#settings.perAddress) return Promise.reject(this.#busy())
+    if (this.#running < this.#settings.concurrent && this.#waiting === 0) return this.#start(client, fn)
+    if (this.#waiting >= this.#settings.waiting && !this.#makeRoomFor(client)) return Promise.reject(this.#busy())
+    return new Promise<T>((resolve, reject) => {
+      client.queue.push({ start: () => { this.#start(client, fn).then(resolve, reject) }, refuse: reject, seq: this.#seq++ })
+      this.#waiting++
+    })
+  }
+
+  #client (key: string): Client {
+    let client = this.#clients.get(key)
+    if (client === undefined) {
+      if (this.#clients.size >= MAX_REMEMBERED) this.#forgetIdle()
+      client = { active: 0, queue: [], recent: 0, at: this.#now() }
+      this.#clients.set(key, client)
+    }
+    return client
+  }
+
+  #forgetIdle (): void {
+    for (const [key, client] of this.#clients) {
+      if (client.active === 0 && client.queue.length === 0) this.#clients.delete(key)
+    }
+  }
+
+  /**
+   * How much of the checks an address has: running, waiting, and its recent turns, counted up to
+   * `perAddress` only, so that every busy address (a spraying one, a school behind one address at 8:30)
+   * stands alike and takes turns, while one with few turns lately goes first.
+   */
+  #load (client: Client): number {
+    const now = this.#now()
+    client.recent *= 2 ** (-(now - client.at) / HALF_LIFE_MS)
+    client.at = now
+    return client.active + client.queue.length + Math.min(client.recent, this.#settings.perAddress)
+  }
+
+  /** A full line: the newest waiter of the busiest address gives way, if that address is busier than `client`. */
+  #makeRoomFor (client: Client): boolean {
+    let busiest: Client | undefined
+    let most = this.#load(client)
+    for (const other of this.#clients.values()) {
+      if (other.queue.length === 0) continue
+      const load = this.#load(other)
+      if (load > most) {
+        busiest = other
+        most = load
+      }
+    }
+    if (busiest === undefined) return false
+    this.#waiting--
+    busiest.queue.pop()!.refuse(this.#busy())
+    return true
+  }
+
+  async #start<T> (client: Client, fn: () => Promise<T>): Promise<T> {
+    this.#running++
+    client.active++
+    this.#load(client)
+    client.recent++
+    const started = this.#now()
+    try {
+      return await fn()
+    } finally {
+      this.#meanMs = 0.8 * this.#meanMs + 0.2 * Math.max(0, this.#now() - started)
+      this.#running--
+      client.active--
+      this.#next()
+    }
+  }
+
+  #next (): void {
+    if (this.#waiting === 0) return
+    let next: Client | undefined
+    let least = Infinity
+    for (const client of this.#clients.values()) {
+      if (client.queue.length === 0) continue
+      const load = this.#load(client)
+      if (load < least || (load === least && client.queue[0].seq < next!.queue[0].seq)) {
+        next = client
+        least = load
+      }
+    }
+    this.#waiting--
+    next!.queue.shift()!.start()
+  }
+
+  #busy (): Error {
+    // What is ahead, at the pace of the checks so far: seconds until a try has a fair chance, 1 to 60.
+    const ahead = (this.#running + this.#waiting) / this.#settings.concurrent
+    const retryAfter = Math.min(60, Math.max(1, Math.ceil(ahead * this.#meanMs / 1000)))
+    return Object.assign(new FST_SR_SIGN_IN_BUSY(), { retryAfter })
+  }
+}

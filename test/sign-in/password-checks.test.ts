@@ -1,0 +1,204 @@
+import t from 'tap'
+import { request as httpRequest, Agent } from 'node:http'
+import type { FastifyInstance } from 'fastify'
+import type { Credentials, Member } from '../../lib/index.js'
+import { PasswordChecks, passwordCheckDefaults } from '../../lib/sign-in/password-checks.js'
+import { TEACHER, TEACHER_MEMBER, buildTestApp, openLoginForm } from '../helpers/app.js'
+
+// Issue 19: password checks (scrypt on libuv's 4 threads) starved file downloads during a spray. The
+// section now runs at most `concurrent` authenticate() calls at once, keeps a bounded line with a fair
+// share per address, and answers the rest at once with 503 FST_SR_SIGN_IN_BUSY and Retry-After. Here
+// every sign-in is a real request on its own socket from its own loopback address (127.0.0.x), and the
+// host's authenticate is held at a gate, so what is running, waiting and refused is seen while it is so.
+
+interface Answer { status: number, retryAfter: string | undefined, body: string }
+
+const A = '127.0.0.2'
+const B = '127.0.0.3'
+const C = '127.0.0.4'
+
+t.test('truly parallel sign-ins: the cap, the fair share, a fast 503 with Retry-After, and every one answered', async (t) => {
+  let running = 0
+  let most = 0
+  const started: string[] = []
+  let open: () => void = () => {}
+  const gate = new Promise<void>((resolve) => { open = resolve })
+  const authenticate = async ({ email, password }: Credentials, request: { ip: string }): Promise<Member | null> => {
+    running++
+    most = Math.max(most, running)
+    started.push(`${request.ip} ${password}`)
+    await gate
+    running--
+    return email === TEACHER.email && password === TEACHER.password ? TEACHER_MEMBER : null
+  }
+  let arrived = 0
+  const { app } = await buildTestApp({
+    plugin: { authenticate, lockout: false, loginRateLimit: false, passwordChecks: { concurrent: 2, waiting: 4, perAddress: 3 } },
+    extend: (host: FastifyInstance) => { host.addHook('preHandler', async (request) => { if (request.method === 'POST') arrived++ }) }
+  })
+  t.teardown(() => app.close())
+  const form = await openLoginForm(app)
+  const origin = await app.listen({ port: 0, host: '127.0.0.1' })
+  const agent = new Agent({ keepAlive: false, maxSockets: 100 })
+  t.teardown(() => agent.destroy())
+
+  function post (from: string, password: string, json = false): Promise<Answer> {
+    const body = new URLSearchParams({ _csrf: form.token, email: TEACHER.email, password }).toString()
+    return new Promise((resolve, reject) => {
+      const req = httpRequest(`${origin}/Security/login`, {
+        method: 'POST',
+        agent,
+        localAddress: from,
+        headers: { cookie: form.cookie, 'content-type': 'application/x-www-form-urlencoded', 'content-length': Buffer.byteLength(body), ...(json ? { accept: 'application/json' } : {}) }
+      }, (res) => {
+        let text = ''
+        res.setEncoding('utf8')
+        res.on('data', (chunk) => { text += chunk })
+        res.on('end', () => resolve({ status: res.statusCode!, retryAfter: res.headers['retry-after'] as string | undefined, body: text }))
+      })
+      req.on('error', reject)
+      req.end(body)
+    })
+  }
+  async function settled (count: number) {
+    for (let waited = 0; waited < 10_000; waited += 5) {
+      if (arrived >= count) break
+      await new Promise((resolve) => setTimeout(resolve, 5))
+    }
+    await new Promise((resolve) => setTimeout(resolve, 30))
+  }
+
+  // 10 at once from A: 2 run, 1 waits (A's share is 3), 7 are refused while the 3 are still held.
+  const fromA = Array.from({ length: 10 }, (_, i) => post(A, `a-${i}`, i === 9))
+  const refusedA: Answer[] = []
+  for (const answer of fromA) answer.then((a) => { if (a.status === 503) refusedA.push(a) }, () => undefined)
+  await settled(10)
+  t.equal(running, 2, 'two passwords checked at once, no more')
+  t.equal(refusedA.length, 7, 'the rest of A\'s burst is refused at once, while its checks are still held')
+  for (const a of refusedA) t.ok(Number(a.retryAfter) >= 1 && Number(a.retryAfter) <= 60, `Retry-After ${a.retryAfter}`)
+  t.ok(refusedA.some((a) => a.body.includes('Sign-in is busy') && a.body.includes('<form')), 'a browser gets the login form with the message')
+  t.ok(refusedA.some((a) => { try { return JSON.parse(a.body).code === 'FST_SR_SIGN_IN_BUSY' } catch { return false } }), 'a JSON client gets the code')
+
+  // B fills the line (A's 1 + B's 3 = 4 waiting).
+  const fromB = Array.from({ length: 3 }, (_, i) => post(B, `b-${i}`))
+  await settled(13)
+  // The line is full; C has had no turn lately, so A's newest waiter (A is the busiest) gives way to it.
+  const fromC = post(C, TEACHER.password)
+  await settled(14)
+  t.equal(refusedA.length, 8, 'A\'s waiter gave way to C, refused with the same 503')
+  // And one more from A finds no room: A is the busiest, so nobody gives way to it.
+  const lastA = await post(A, 'a-late')
+  t.equal(lastA.status, 503, 'a newcomer from the busiest address is refused at once')
+  t.equal(running, 2)
+
+  open()
+  const all = await Promise.all([...fromA, ...fromB, fromC])
+  t.equal(most, 2, 'at most 2 at once throughout')
+  t.same(started.slice(2).map((s) => s.split(' ')[0]), [C, B, B, B], 'C (no turns lately) goes ahead of B, then B in order')
+  t.equal(all.filter((a) => a.status === 401).length, 5, 'A\'s 2 and B\'s 3 were checked and answered')
+  t.equal(all.filter((a) => a.status === 503).length, 8)
+  t.equal((await fromC).status, 303, 'C signed in')
+  t.equal(all.length + 1, arrived, 'every request was answered')
+})
+
+t.test('waiting: 0 runs what it can and refuses the rest; a failing authenticate frees its turn', async (t) => {
+  const checks = new PasswordChecks({ concurrent: 1, waiting: 0, perAddress: 5 })
+  let release: () => void = () => {}
+  const held = checks.run(A, () => new Promise<string>((resolve) => { release = () => resolve('done') }))
+  await t.rejects(checks.run(B, async () => 'x'), { code: 'FST_SR_SIGN_IN_BUSY', statusCode: 503 })
+  release()
+  t.equal(await held, 'done')
+  await t.rejects(checks.run(A, async () => { throw new Error('directory down') }), { message: 'directory down' })
+  t.equal(await checks.run(A, async () => 'next'), 'next', 'the failed check gave its turn back')
+})
+
+t.test('Retry-After follows the line and the pace of the checks, 1 to 60 s', async (t) => {
+  let now = 0
+  const checks = new PasswordChecks({ concurrent: 1, waiting: 100, perAddress: 1000 }, () => now)
+  // Slow checks: 10 s each, as measured by the injected clock.
+  for (let i = 0; i < 5; i++) {
+    await checks.run(A, async () => { now += 10_000 })
+  }
+  const holds: Array<() => void> = []
+  const line = Array.from({ length: 102 }, () => checks.run(A, () => new Promise<void>((resolve) => holds.push(resolve))))
+  const refused = await line[101].catch((err: { retryAfter: number }) => err)
+  t.equal((refused as { retryAfter: number }).retryAfter, 60, 'capped at 60 s')
+  while (holds.length > 0) {
+    holds.shift()!()
+    await new Promise((resolve) => setImmediate(resolve))
+  }
+  await Promise.all(line.slice(0, 101))
+})
+
+t.test('a check\'s history fades: after a few minutes the address is light again', async (t) => {
+  let now = 0
+  const checks = new PasswordChecks({ concurrent: 1, waiting: 1, perAddress: 10 }, () => now)
+  for (let i = 0; i < 20; i++) await checks.run(A, async () => undefined)
+  let release: () => void = () => {}
+  const first = checks.run(C, () => new Promise<void>((resolve) => { release = resolve }))
+  const aWaits = checks.run(A, async () => 'a')
+  // B has had no turn: A (20 turns lately) gives way.
+  const bWaits = checks.run(B, async () => 'b')
+  await t.rejects(aWaits, { code: 'FST_SR_SIGN_IN_BUSY' })
+  release()
+  await first
+  t.equal(await bWaits, 'b')
+  // Ten minutes on, A's 20 have faded below one turn: now A is the lighter, and B's waiter gives way to it.
+  now += 10 * 60_000
+  const hold = checks.run(C, () => new Promise<void>((resolve) => { release = resolve }))
+  const bAgain = checks.run(B, async () => 'b')
+  const aAgain = checks.run(A, async () => 'a')
+  await t.rejects(bAgain, { code: 'FST_SR_SIGN_IN_BUSY' }, 'B, with a turn a moment ago, is the busier now')
+  release()
+  await hold
+  t.equal(await aAgain, 'a')
+})
+
+t.test('busy addresses take turns: a school behind one address is not starved by a spraying one', async (t) => {
+  const checks = new PasswordChecks({ concurrent: 1, waiting: 8, perAddress: 4 })
+  const school = '198.51.100.1'
+  const spray = '203.0.113.9'
+  // Both have had many turns lately (more than perAddress): they stand alike.
+  for (let i = 0; i < 10; i++) {
+    await checks.run(school, async () => undefined)
+    await checks.run(spray, async () => undefined)
+  }
+  const order: string[] = []
+  let release: () => void = () => {}
+  const hold = checks.run(C, () => new Promise<void>((resolve) => { release = resolve }))
+  const queued = [
+    ...[1, 2, 3].map((i) => checks.run(spray, async () => { order.push(`spray ${i}`) })),
+    checks.run(school, async () => { order.push('school 1') })
+  ]
+  release()
+  await hold
+  await Promise.all(queued)
+  t.same(order, ['school 1', 'spray 1', 'spray 2', 'spray 3'], 'the school, with fewer waiting, goes ahead of the spray\'s line')
+
+  order.length = 0
+  const hold2 = checks.run(C, () => new Promise<void>((resolve) => { release = resolve }))
+  const alike = [checks.run(spray, async () => { order.push('spray') }), checks.run(school, async () => { order.push('school') })]
+  release()
+  await hold2
+  await Promise.all(alike)
+  t.same(order, ['spray', 'school'], 'equals: first come, first served')
+})
+
+t.test('addresses: one /64 is one share (clientKey, test/sign-in/limits.test.ts), and the memory of idle addresses is bounded', async (t) => {
+  const checks = new PasswordChecks({ concurrent: 1, waiting: 1, perAddress: 1 })
+  const held: Array<() => void> = []
+  // One /64 is one share: a second address in it is refused while the first is checked.
+  const first = checks.run('2001:db8:0:1::1', () => new Promise<void>((resolve) => held.push(resolve)))
+  await t.rejects(checks.run('2001:db8:0:1::2', async () => undefined), { code: 'FST_SR_SIGN_IN_BUSY' })
+  held[0]()
+  await first
+  for (let i = 0; i < 10_050; i++) await checks.run(`10.0.${i >> 8}.${i & 255}`, async () => undefined)
+  t.pass('10,050 addresses seen; the idle ones are forgotten past 10,000')
+})
+
+t.test('the defaults follow UV_THREADPOOL_SIZE', async (t) => {
+  t.same(passwordCheckDefaults({}), { concurrent: 2, waiting: 64, perAddress: 50 })
+  t.same(passwordCheckDefaults({ UV_THREADPOOL_SIZE: '16' }), { concurrent: 8, waiting: 256, perAddress: 198 })
+  t.same(passwordCheckDefaults({ UV_THREADPOOL_SIZE: '1' }), { concurrent: 1, waiting: 32, perAddress: 25 })
+  t.same(passwordCheckDefaults({ UV_THREADPOOL_SIZE: 'many' }), passwordCheckDefaults({}))
+})
