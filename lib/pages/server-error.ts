@@ -40,6 +40,14 @@ function publicCode (error: unknown): string {
 }
 
 /**
+ * The `error` line every 500 of the section gets, once for its request and with its request id, even when
+ * the host mistake behind it is said (with the fix) only once per app: the address cut to 1000 characters.
+ */
+export function logServerError (request: FastifyRequest, code: string, fields: object = {}): void {
+  request.log.error({ ...fields, code }, `fastify-schools-resources: answered 500 (${code}) to ${request.method} ${request.url.slice(0, 1000)}`)
+}
+
+/**
  * The section's 500: a short page of its own (never through the host's layout, which may be what failed)
  * or, for a JSON client, `{ statusCode: 500, code, error, message }`, both with a generic message. The
  * error itself goes only to the log, at `error`, once for this request, with its request id (the address cut
@@ -48,7 +56,7 @@ function publicCode (error: unknown): string {
  */
 export function sendServerError (error: unknown, request: FastifyRequest, reply: FastifyReply, headers: ApplySecurityHeaders | undefined): FastifyReply {
   const code = publicCode(error)
-  request.log.error({ err: error, code }, `fastify-schools-resources: answered 500 (${code}) to ${request.method} ${request.url.slice(0, 1000)}`)
+  logServerError(request, code, { err: error })
   for (const name of DROPPED_HEADERS) reply.removeHeader(name)
   // Unless the host's @fastify/helmet covers the route (its onRequest hook already set its own).
   if (headers !== undefined && !reply.server.hasReplyDecorator('helmet')) {

@@ -10,6 +10,7 @@ import { invalidMember, isMember, type MemberLookup } from '../session/member.js
 import { isJsonClient, sendJsonError, wantsJson } from '../pages/negotiation.js'
 import type { PageRenderer, SectionPaths } from '../pages/page-renderer.js'
 import { retryTime, type LoginViewData } from '../pages/views.js'
+import { logServerError } from '../pages/server-error.js'
 import { safeBackUrl } from './back-url.js'
 import { DEVICE_COOKIE } from './device-cookie.js'
 import type { Refusal, SignInLimits } from './limits.js'
@@ -174,7 +175,10 @@ export function signInRoutes (fastify: FastifyInstance, deps: SignInDeps): void 
 
     // Fail closed: a 303 "signed in" that no cookie backs would be a lie, and a login loop.
     if (!sessionCookieWritten(request, fastify.log, baseUrl)) {
-      return refuse(reply, new FST_SR_INSECURE_SIGN_IN(), { backUrl: formBackUrl, email: email.slice(0, MAX_EMAIL_LENGTH) })
+      const insecure = new FST_SR_INSECURE_SIGN_IN()
+      // A 500 like the section's others: a line of its own (the fix was said once, in the warn line).
+      logServerError(request, insecure.code)
+      return refuse(reply, insecure, { backUrl: formBackUrl, email: email.slice(0, MAX_EMAIL_LENGTH) })
     }
 
     if (email === '' || password === '' || email.length > MAX_EMAIL_LENGTH || password.length > MAX_PASSWORD_LENGTH) {

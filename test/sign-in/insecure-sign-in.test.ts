@@ -29,6 +29,9 @@ t.test('a Secure session cookie on a sign-in Fastify sees as http: refused, noth
   t.equal(lines.length, 1, 'one line for six sign-ins')
   t.match(lines[0].msg, /Sign-in refused: the session cookie is Secure but Fastify sees the request as plain http/)
   t.match(lines[0].msg, /X-Forwarded-Proto: https and set Fastify's trustProxy to that proxy's address or CIDR; or give @fastify\/session cookie.secure: 'auto'/)
+  const errors = logs.withCode('FST_SR_INSECURE_SIGN_IN')
+  t.equal(errors.length, 6, 'and, as every 500 of the section, an error line per refused sign-in')
+  t.ok(errors.every((line) => line.level === 50 && typeof line.reqId === 'string' && line.msg === 'fastify-schools-resources: answered 500 (FST_SR_INSECURE_SIGN_IN) to POST /Security/login'))
 })
 
 t.test('either fix signs the member in', async (t) => {
