@@ -103,7 +103,7 @@ async function spray (port, { attempts, usernames, addresses, perAddress }) {
       while (next < attempts) {
         const i = next++
         const body = `email=${encodeURIComponent(`user${i % usernames}@example.org`)}&password=wrong-${i}&_csrf=${encodeURIComponent(forms[a].token)}`
-        const res = await attempt(port, { method: 'POST', path: '/Security/login', agent, localAddress, headers: { cookie: forms[a].cookie, 'content-type': 'application/x-www-form-urlencoded' }, body })
+        const res = await attempt(port, { method: 'POST', path: '/Security/login', agent, localAddress, headers: { cookie: forms[a].cookie, 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-proto': 'https' }, body })
         statuses.push(res.status)
       }
     } finally {
