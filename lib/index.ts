@@ -46,7 +46,7 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
   // of its own around the section, so the section's own error handler (forms) passes them on to it. The
   // security headers are set there too, so that the error handler can set them again.
   const errors = sectionErrorHandler(headers)
-  await fastify.register(async function schoolsResourcesStoreErrors (outer: FastifyInstance) {
+  await fastify.register(async function schoolsResourcesErrors (outer: FastifyInstance) {
     registerSecurityHeaders(outer, headers)
     outer.setErrorHandler(errors)
     await outer.register(schoolsResourcesSection)
@@ -55,8 +55,7 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
   // The host's members-only routes (config.membersOnly, fastify.membersOnly()) in this context and below.
   guardHostRoutes(fastify, { memberOf, pages, anonymous, sessionDecides, securityHeaders: headers, answerError: errors })
 
-  // Routes live in their own context so the form parser, CSRF, rate limit and security headers stay
-  // ours and do not leak into the host.
+  // Routes live in their own context so the form parser and CSRF stay ours and do not leak into the host.
   async function schoolsResourcesSection (section: FastifyInstance) {
     if (!section.hasContentTypeParser(FORM)) await section.register(formbody)
     if (opts.stylesheet.servePath !== undefined) stylesheetRoute(section, opts.stylesheet.servePath)
