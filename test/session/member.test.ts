@@ -1,4 +1,4 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
 import Fastify from 'fastify'
 import fastifyCookie from '@fastify/cookie'
 import fastifySession from '@fastify/session'
@@ -11,6 +11,25 @@ declare module 'fastify' {
   interface Session {
     user?: { id: number, username: string, displayName: string }
   }
+}
+
+/** A host whose own login keeps its user under `user`, with one section per entry of `sections`. */
+async function hostWithOwnLogin (t: Test, ...sections: Array<Partial<FastifySchoolsResourcesOptions>>) {
+  const logs: Array<{ code?: string, msg: string }> = []
+  const app = Fastify({ logger: { level: 'warn', stream: { write: (line: string) => { logs.push(JSON.parse(line)) } } } })
+  await app.register(fastifyCookie)
+  await app.register(fastifySession, { secret: SECRET, saveUninitialized: false, cookie: { secure: false } })
+  // The host's own login stores its user as its users table has it.
+  app.post('/login', async (request) => {
+    request.session.set('user', { id: 7, username: 'ada', displayName: 'Ada Teacher' })
+    return 'ok'
+  })
+  for (const plugin of sections) {
+    await app.register(schoolsResources, { catalog: new InMemoryCatalog(demoCatalog), files: demoFiles, signIn: false, sessionKey: 'user', ...plugin })
+  }
+  t.teardown(() => app.close())
+  const cookie = sessionCookie(await app.inject({ method: 'POST', url: '/login' }))!
+  return { app, cookie, logs }
 }
 
 // Members as databases give them: numeric ids; and a host whose own login keeps its user under the
@@ -36,28 +55,12 @@ t.test('authenticate may resolve to a member with a numeric id: it type-checks, 
 })
 
 t.test('a session holding something else under sessionKey: a warning naming getMember, once; with getMember it works', async (t) => {
-  async function hostWithOwnLogin (plugin: Partial<FastifySchoolsResourcesOptions>) {
-    const logs: Array<{ code?: string, msg: string }> = []
-    const app = Fastify({ logger: { level: 'warn', stream: { write: (line: string) => { logs.push(JSON.parse(line)) } } } })
-    await app.register(fastifyCookie)
-    await app.register(fastifySession, { secret: SECRET, saveUninitialized: false, cookie: { secure: false } })
-    // The host's own login stores its user as its users table has it.
-    app.post('/login', async (request) => {
-      request.session.set('user', { id: 7, username: 'ada', displayName: 'Ada Teacher' })
-      return 'ok'
-    })
-    await app.register(schoolsResources, { catalog: new InMemoryCatalog(demoCatalog), files: demoFiles, signIn: false, sessionKey: 'user', ...plugin })
-    t.teardown(() => app.close())
-    const cookie = sessionCookie(await app.inject({ method: 'POST', url: '/login' }))!
-    return { app, cookie, logs }
-  }
-
   const warnings: Array<Error & { code?: string }> = []
   const listener = (w: Error & { code?: string }) => { if (w.code === 'FST_SR_NOT_A_MEMBER') warnings.push(w) }
   process.on('warning', listener)
   t.teardown(() => { process.off('warning', listener) })
 
-  const { app, cookie, logs } = await hostWithOwnLogin({})
+  const { app, cookie, logs } = await hostWithOwnLogin(t, {})
   for (let i = 0; i < 3; i++) {
     t.equal((await app.inject({ url: '/schools/resources/resources/maths/', headers: { cookie } })).statusCode, 302, 'counted as signed out')
   }
@@ -66,7 +69,7 @@ t.test('a session holding something else under sessionKey: a warning naming getM
   t.match(warnings[0], { name: 'UserWarning', message: /sessionKey "user" that is not a member .* getMember/ })
   t.equal(logs.filter((l) => l.code === 'FST_SR_NOT_A_MEMBER').length, 1, 'logged once')
 
-  const fixed = await hostWithOwnLogin({
+  const fixed = await hostWithOwnLogin(t, {
     getMember: (request) => {
       const user = request.session.get('user')
       return user === undefined ? undefined : { id: user.id, name: user.displayName }
@@ -80,19 +83,7 @@ t.test('a session holding something else under sessionKey: a warning naming getM
 
 t.test('the not-a-member warning is said once per app with its fix: two sections, 40 parallel requests, one line', async (t) => {
   // On f7fb6ba each section said it once: two lines (and two process warnings) for one mistake.
-  const logs: Array<{ code?: string, msg: string }> = []
-  const app = Fastify({ logger: { level: 'warn', stream: { write: (line: string) => { logs.push(JSON.parse(line)) } } } })
-  await app.register(fastifyCookie)
-  await app.register(fastifySession, { secret: SECRET, saveUninitialized: false, cookie: { secure: false } })
-  app.post('/login', async (request) => {
-    request.session.set('user', { id: 7, username: 'ada', displayName: 'Ada Teacher' })
-    return 'ok'
-  })
-  const common = { catalog: new InMemoryCatalog(demoCatalog), files: demoFiles, signIn: false, sessionKey: 'user' }
-  await app.register(schoolsResources, common)
-  await app.register(schoolsResources, { ...common, prefix: '/staff/resources' })
-  t.teardown(() => app.close())
-  const cookie = sessionCookie(await app.inject({ method: 'POST', url: '/login' }))!
+  const { app, cookie, logs } = await hostWithOwnLogin(t, {}, { prefix: '/staff/resources' })
 
   const warnings: Array<Error & { code?: string }> = []
   const listener = (w: Error & { code?: string }) => { if (w.code === 'FST_SR_NOT_A_MEMBER') warnings.push(w) }
