@@ -69,13 +69,22 @@ export function keptAtSignIn (session: object, sessionKey: string): string[] {
   return Object.keys(session).filter((key) => key !== 'cookie' && key !== CSRF_DEFAULT_SESSION_KEY && key !== sessionKey)
 }
 
+// The token each reply's forms share (see csrfTokenFor).
+const tokens = new WeakMap<FastifyReply, string>()
+
 /**
  * A fresh token for a form, or undefined where the request has no usable session, or where no token can
  * be made: on a host's members-only route, outside the section's context (which keeps its CSRF plugin to
  * itself), unless the host registered @fastify/csrf-protection where that route lives.
  */
 export function csrfTokenFor (reply: FastifyReply): string | undefined {
-  return hasLiveSession(reply.request) && reply.server.hasReplyDecorator('generateCsrf') ? reply.generateCsrf() : undefined
+  if (!hasLiveSession(reply.request) || !reply.server.hasReplyDecorator('generateCsrf')) return undefined
+  // One token per reply: without a CSRF cookie each generateCsrf() draws a new secret and sets the cookie
+  // again, so a page with two forms (the login page of a member just signed in) would send a cookie that
+  // only the last token matches.
+  let token = tokens.get(reply)
+  if (token === undefined) tokens.set(reply, token = reply.generateCsrf())
+  return token
 }
 
 // A sign-out form is a token and a return address; a larger body is not one.

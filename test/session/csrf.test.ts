@@ -138,3 +138,19 @@ t.test('with a secret on @fastify/cookie, the CSRF cookie is signed and a forged
   const forged = await postLogin(app, { email: TEACHER.email, password: TEACHER.password }, { form: theirs })
   t.equal(forged.statusCode, 403, 'an unsigned secret and its token are refused')
 })
+
+t.test('a member on the login page right after sign-in can sign out: one CSRF secret per page, however many forms', async (t) => {
+  // Sign-in drops the CSRF cookie; the login page then makes two tokens (the layout's sign-out form and the
+  // login view's data), and each token made without a cookie used to draw a secret of its own, the last one
+  // winning the cookie: the sign-out form's token no longer matched it (403 "This form has expired").
+  const { app } = await buildTestApp()
+  t.teardown(() => app.close())
+  const cookie = await signIn(app)
+  const page = await app.inject({ url: '/Security/login', headers: { cookie } })
+  const tokens = [...page.body.matchAll(/name="_csrf" value="([^"]+)"/g)].map((m) => m[1])
+  t.ok(tokens.length >= 1, 'the page has the sign-out form')
+  t.equal(page.cookies.filter((c) => c.name === CSRF_COOKIE).length, 1, 'one CSRF cookie set, not one per form')
+  const res = await signOut(app, cookie, '/Security/logout', '/Security/login')
+  t.equal(res.statusCode, 303, 'the sign-out form of that page signs out')
+  t.equal((await app.inject({ url: MATHS, headers: { cookie } })).statusCode, 302, 'and the member is signed out')
+})
