@@ -41,6 +41,11 @@ export function emitProcessWarning (message: string, type: string, code: string)
 /** The most host mistakes one logger remembers having reported; the oldest is forgotten past it. */
 export const MAX_REMEMBERED_MISTAKES = 1000
 
+/** Where host mistakes are said: an app's logger, or anything with its `warn`. */
+export interface MistakeLog {
+  warn: (fields: object, message: string) => void
+}
+
 // Per logger (one per app), the keys of the host mistakes already reported, oldest first.
 const reported = new WeakMap<object, Set<string>>()
 
@@ -52,7 +57,7 @@ const reported = new WeakMap<object, Set<string>>()
  * never an object. Returns whether this call wrote the line.
  */
 export function warnHostMistakeOnce (
-  log: { warn: (fields: object, message: string) => void },
+  log: MistakeLog,
   key: string,
   fields: { code: string } & Record<string, unknown>,
   message: string
@@ -65,6 +70,17 @@ export function warnHostMistakeOnce (
   log.warn(fields, message)
   return true
 }
+
+/**
+ * Forgets that `key` was reported, so that the mistake is said again should it come back (a resource's file
+ * that was restored and served, then lost again).
+ */
+export function forgetHostMistake (log: MistakeLog, key: string): void {
+  reported.get(log)?.delete(key)
+}
+
+/** Code of the log line, once per resource until its file is served again: a file resource's file cannot be served (missing, unreadable, outside the files directory). */
+export const FILE_UNAVAILABLE_WARNING = 'FST_SR_FILE_UNAVAILABLE'
 
 /** Code of the start-up log line: the section is registered inside an encapsulated plugin, so `config.membersOnly` routes elsewhere are not guarded. */
 export const SECTION_ENCAPSULATED_WARNING = 'FST_SR_SECTION_ENCAPSULATED'

@@ -2,7 +2,7 @@ import t from 'tap'
 import { spawnSync } from 'node:child_process'
 import { resolve } from 'node:path'
 import { inspect } from 'node:util'
-import { emitProcessWarning, MAX_REMEMBERED_MISTAKES, warnHostMistakeOnce } from '../lib/warnings.js'
+import { emitProcessWarning, forgetHostMistake, MAX_REMEMBERED_MISTAKES, warnHostMistakeOnce } from '../lib/warnings.js'
 
 const built = resolve(__dirname, '../dist/lib/warnings.js')
 
@@ -88,4 +88,8 @@ t.test('warnHostMistakeOnce: one line per key, bounded, per logger', async (t) =
   for (let i = 0; i < MAX_REMEMBERED_MISTAKES; i++) warnHostMistakeOnce(log, `k${i}`, { code: 'X' }, `k${i}`)
   t.equal(warnHostMistakeOnce(log, `k${MAX_REMEMBERED_MISTAKES - 1}`, { code: 'X' }, 'newest'), false)
   t.equal(warnHostMistakeOnce(log, 'a', { code: 'X' }, 'a again'), true)
+  // Forgotten (a file served again): said again when it comes back.
+  forgetHostMistake(log, 'a')
+  t.equal(warnHostMistakeOnce(log, 'a', { code: 'X' }, 'a back'), true)
+  forgetHostMistake({ warn () {} }, 'never seen')
 })

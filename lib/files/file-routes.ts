@@ -10,6 +10,7 @@ import { accessGuard, grantedAccess } from '../access/access-guard.js'
 import { isSlug } from '../section/catalog.js'
 import { notFoundAnswer, type SectionDeps } from '../section/section-routes.js'
 import { fileName, isFileResource } from '../pages/views.js'
+import { FILE_UNAVAILABLE_WARNING, forgetHostMistake, warnHostMistakeOnce } from '../warnings.js'
 
 /** What the category pages are built from, and the files directory. */
 export interface FileRoutesDeps extends Omit<SectionDeps, 'paths'> {
@@ -85,14 +86,12 @@ export async function fileRoutes (fastify: FastifyInstance, deps: FileRoutesDeps
   if (root !== undefined && !fastify.hasReplyDecorator('sendFile')) await fastify.register(fastifyStatic, { serve: false })
 
   const notFound = notFoundAnswer({ memberOf, pages })
-  const warned = new Set<string>()
+  // Per section, category and resource: said once until the file is served again.
+  const mistakeKey = (slug: string, resource: FileResource) => `files:${fastify.prefix}${deps.prefix}:${slug}\0${resource.id}`
 
   /** Says once per resource (until it is served again) why its file cannot be served, for the site owner. */
   function warnOnce (request: FastifyRequest, slug: string, resource: FileResource, problem: string): void {
-    const key = `${slug}\0${resource.id}`
-    if (warned.has(key)) return
-    warned.add(key)
-    request.log.warn({ category: slug, resource: resource.id, file: resource.file },
+    warnHostMistakeOnce(request.server.log, mistakeKey(slug, resource), { code: FILE_UNAVAILABLE_WARNING, category: slug, resource: resource.id, file: resource.file },
       `fastify-schools-resources: the file of resource "${resource.id}" (category "${slug}") ${problem}; members get the 404 page`)
   }
 
@@ -140,7 +139,7 @@ export async function fileRoutes (fastify: FastifyInstance, deps: FileRoutesDeps
       warnOnce(request, slug, resource, found.problem)
       return notFound(request, reply, member)
     }
-    warned.delete(`${slug}\0${resource.id}`)
+    forgetHostMistake(request.server.log, mistakeKey(slug, resource))
     reply.header('cache-control', CACHE_CONTROL).header('content-disposition', contentDisposition(fileName(resource.file)))
     return reply.sendFile(found.path, root!, SEND_OPTIONS)
   }

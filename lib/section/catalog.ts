@@ -1,7 +1,7 @@
 import { win32 } from 'node:path'
 import type { Catalog, CatalogData, Category, CategoryWithResources, Resource } from '../types.js'
 import { errorCodes } from '../errors.js'
-import { warnHostMistakeOnce } from '../warnings.js'
+import { warnHostMistakeOnce, type MistakeLog } from '../warnings.js'
 import { UNSAFE_URL_CHARACTERS } from '../redirect/site-origin.js'
 
 const { FST_SR_INVALID_CATALOG, FST_SR_INVALID_CATALOG_RECORD } = errorCodes
@@ -209,11 +209,6 @@ export class InMemoryCatalog implements Catalog {
   }
 }
 
-/** Where the boundary's warnings go: the app's logger (one per app, so each mistake is said once per app). */
-export interface CatalogLog {
-  warn: (fields: object, message: string) => void
-}
-
 /**
  * The host's catalog as the section uses it: every record checked where it enters, as InMemoryCatalog
  * checks its data (the same functions), and copied with its documented fields only, so that neither a
@@ -226,7 +221,7 @@ export interface CatalogLog {
  * per object: the same object gives the same copy (the page cache keys on it), and an ORM's new object
  * on each call is checked again, its warnings keyed by slug and id so that they are said once.
  */
-export function checkedCatalog (catalog: Catalog, log: CatalogLog, section: string): Catalog {
+export function checkedCatalog (catalog: Catalog, log: MistakeLog, section: string): Catalog {
   const categories = new WeakMap<object, CategoryWithResources | Problem>()
   const summaries = new WeakMap<object, Category | Problem>()
 

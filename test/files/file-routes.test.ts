@@ -420,6 +420,7 @@ t.test('a symlink out of the directory, a folder and a missing file: the 404 pag
   }
   const warned = fileWarnings(logs)
   t.same(warned.map((l) => l.resource), ['escape', 'up', 'folder', 'missing', 'notdir', 'loop'], 'one warning per resource, with its id')
+  t.ok(warned.every((l) => l.code === 'FST_SR_FILE_UNAVAILABLE'), 'each with its code')
   t.match(warned[0].msg, `"maths/escape.pdf" leads outside the files directory (a symlink to ${join(base, 'outside-secret.txt')})`)
   t.match(warned[2].msg, '"maths/folder" is not a file')
   t.match(warned[3].msg, `"maths/missing.pdf" is missing from ${ROOT}`)
