@@ -5,7 +5,7 @@ import { answerAnonymous, targetTooLong } from '../redirect/login-redirect.js'
 import type { MemberLookup } from '../session/member.js'
 import { sendJsonError, wantsJson } from '../pages/negotiation.js'
 import type { PageRenderer } from '../pages/page-renderer.js'
-import type { ApplySecurityHeaders } from '../pages/security-headers.js'
+import { applyOwnHeaders, type ApplySecurityHeaders } from '../pages/security-headers.js'
 import { canSee } from './audience.js'
 
 const { FST_SR_FORBIDDEN } = errorCodes
@@ -20,7 +20,7 @@ export interface Protected {
 export interface AccessGuardDeps extends AnonymousRedirect {
   memberOf: MemberLookup
   pages: PageRenderer
-  /** Sets the section's security headers on its 403 answer, where its own onRequest hook did not (a host route). */
+  /** The section's security headers, for its 403 answer where its own onRequest hook did not run (a host route). */
   securityHeaders?: ApplySecurityHeaders
   /**
    * Answers what the guard itself failed with (a getMember that throws or gives no member, a view), on a
@@ -58,7 +58,7 @@ export type AnswerUnknown = (request: FastifyRequest, reply: FastifyReply, membe
  * same address serves the page to a member who is in the audience.
  */
 export async function answerForbidden (request: FastifyRequest, reply: FastifyReply, deps: Pick<AccessGuardDeps, 'pages' | 'securityHeaders'>, member: Member, title: string): Promise<FastifyReply> {
-  deps.securityHeaders?.(request, reply)
+  applyOwnHeaders(deps.securityHeaders, request, reply)
   reply.code(403).header('cache-control', 'private, no-store').header('vary', 'Accept')
   const error = new FST_SR_FORBIDDEN(title)
   if (wantsJson(request)) return sendJsonError(reply, 403, error.code, error.message)

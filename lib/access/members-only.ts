@@ -99,13 +99,8 @@ export function guardHostRoutes (fastify: FastifyInstance, deps: MembersOnlyDeps
   warnIfEncapsulated(fastify)
   // Each decorated guard and what it lets in.
   const fromDecorator = new WeakMap<object, Protected>()
-  const guardDeps: AccessGuardDeps = { memberOf: deps.memberOf, pages: deps.pages, answerError: deps.answerError, ...deps.anonymous }
-  const apply = deps.securityHeaders
-  // The host route gets the section's headers on the 403 page the section answers there, unless a
-  // @fastify/helmet of the host covers that route.
-  if (apply !== undefined) {
-    guardDeps.securityHeaders = (request, reply) => { if (!reply.server.hasReplyDecorator('helmet')) apply(request, reply) }
-  }
+  // The host route gets the section's headers on the 403 page the section answers there.
+  const guardDeps: AccessGuardDeps = { memberOf: deps.memberOf, pages: deps.pages, answerError: deps.answerError, securityHeaders: deps.securityHeaders, ...deps.anonymous }
 
   fastify.decorate('membersOnly', function membersOnly (options?: MembersOnlyOptions): preHandlerHookHandler {
     const where = 'in fastify.membersOnly()'

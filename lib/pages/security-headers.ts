@@ -46,6 +46,15 @@ export function securityHeaders (options: HelmetOptions | false): ApplySecurityH
 }
 
 /**
+ * Sets the section's headers on an answer it gives where its own onRequest hook did not run (a host's
+ * route, or an error before the hook), unless the host's @fastify/helmet covers that route: its own hook
+ * set its headers already. Throws helmet's error when an option function fails.
+ */
+export function applyOwnHeaders (apply: ApplySecurityHeaders | undefined, request: FastifyRequest, reply: FastifyReply): void {
+  if (apply !== undefined && !reply.server.hasReplyDecorator('helmet')) apply(request, reply)
+}
+
+/**
  * Security headers on every request of the section's own routes; a host that registered @fastify/helmet
  * keeps its own. (The section's answers on the host's members-only routes apply them where they answer.)
  */

@@ -3,7 +3,7 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import { errorCodes } from '../errors.js'
 import { isStoreUnavailable } from '../stores/store-unavailable.js'
 import { isJsonClient } from './negotiation.js'
-import type { ApplySecurityHeaders } from './security-headers.js'
+import { applyOwnHeaders, type ApplySecurityHeaders } from './security-headers.js'
 import { storeErrorHandler } from './unavailable.js'
 
 const { FST_SR_INTERNAL_ERROR } = errorCodes
@@ -59,12 +59,10 @@ export function sendServerError (error: unknown, request: FastifyRequest, reply:
   logServerError(request, code, { err: error })
   for (const name of DROPPED_HEADERS) reply.removeHeader(name)
   // Unless the host's @fastify/helmet covers the route (its onRequest hook already set its own).
-  if (headers !== undefined && !reply.server.hasReplyDecorator('helmet')) {
-    try {
-      headers(request, reply)
-    } catch {
-      reply.headers(FALLBACK_HEADERS)
-    }
+  try {
+    applyOwnHeaders(headers, request, reply)
+  } catch {
+    reply.headers(FALLBACK_HEADERS)
   }
   reply.code(500).header('cache-control', 'no-store').header('vary', 'Accept')
   if (isJsonClient(request)) return reply.send({ statusCode: 500, code, error: 'Internal Server Error', message: MESSAGE })
