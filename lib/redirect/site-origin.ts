@@ -29,6 +29,11 @@ export function requestOrigin (request: FastifyRequest): string {
   return `${scheme}://${host}`
 }
 
+/** Whether the site's `baseUrl` is https: its cookies are then always Secure, whatever a request looks like. */
+export function isHttpsBase (baseUrl: string | undefined): boolean {
+  return baseUrl?.startsWith('https:') === true
+}
+
 export function siteOrigin (request: FastifyRequest, baseUrl: string | undefined): string {
   return baseUrl ?? requestOrigin(request)
 }

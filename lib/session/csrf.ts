@@ -1,6 +1,7 @@
 import csrfProtection from '@fastify/csrf-protection'
 import type { IncomingMessage } from 'node:http'
 import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastify'
+import { isHttpsBase } from '../redirect/site-origin.js'
 import { hasLiveSession } from './member.js'
 
 /** The cookie that carries the CSRF secret, on an http site (no https `baseUrl`). */
@@ -23,7 +24,7 @@ interface CsrfCookieOptions {
 
 /** The CSRF cookie's name and attributes for a site whose address is `baseUrl`. */
 function csrfCookie (baseUrl: string | undefined): { name: string, options: CsrfCookieOptions } {
-  const https = baseUrl?.startsWith('https:') === true
+  const https = isHttpsBase(baseUrl)
   return {
     name: https ? HOST_CSRF_COOKIE : CSRF_COOKIE,
     // domain: undefined overrides a Domain in the host's @fastify/cookie parseOptions: host-only, as

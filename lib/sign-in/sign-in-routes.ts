@@ -3,7 +3,7 @@ import type { Credentials, Member } from '../types.js'
 import { errorCodes } from '../errors.js'
 import { SECURE_COOKIE_OVER_HTTP_WARNING, warnHostMistakeOnce } from '../warnings.js'
 import { kOutageSignOut } from '../symbols.js'
-import { siteOrigin } from '../redirect/site-origin.js'
+import { isHttpsBase, siteOrigin } from '../redirect/site-origin.js'
 import { loginRedirectUrl } from '../redirect/login-redirect.js'
 import { CSRF_ERROR_CODES, csrfTokenFor, keptAtSignIn } from '../session/csrf.js'
 import { invalidMember, isMember, type MemberLookup } from '../session/member.js'
@@ -111,7 +111,7 @@ function sessionCookieWritten (request: FastifyRequest, log: FastifyInstance['lo
     warnHostMistakeOnce(log, `${SECURE_COOKIE_OVER_HTTP_WARNING}:secure`, { code: SECURE_COOKIE_OVER_HTTP_WARNING, protocol: request.protocol },
       'Sign-in refused: the session cookie is Secure but Fastify sees the request as plain http, so @fastify/session would write ' +
       `no cookie and the member would land on the login page again. ${PROXY_FIX}; or give @fastify/session cookie.secure: 'auto'.`)
-  } else if (baseUrl?.startsWith('https:') === true) {
+  } else if (isHttpsBase(baseUrl)) {
     warnHostMistakeOnce(log, `${SECURE_COOKIE_OVER_HTTP_WARNING}:base-url`, { code: SECURE_COOKIE_OVER_HTTP_WARNING, protocol: request.protocol, baseUrl },
       `baseUrl is ${baseUrl} but Fastify sees the sign-in as plain http, so a session cookie with secure: 'auto' goes out without Secure. ${PROXY_FIX}.`)
   }
@@ -212,7 +212,7 @@ export function signInRoutes (fastify: FastifyInstance, deps: SignInDeps): void 
         path: paths.login,
         httpOnly: true,
         sameSite: 'strict',
-        secure: baseUrl?.startsWith('https:') === true ? true : 'auto',
+        secure: isHttpsBase(baseUrl) ? true : 'auto',
         maxAge: limits!.deviceMaxAge
       })
     }
