@@ -80,6 +80,13 @@ const FST_SR_PLUGIN_ORDER = createError(
   500
 )
 
+/** The section needs a session (the first argument says why) but neither session plugin was registered before it. */
+const FST_SR_NO_SESSION_PLUGIN = createError<[string]>(
+  'FST_SR_NO_SESSION_PLUGIN',
+  'fastify-schools-resources: %s, so the section needs a session: register @fastify/cookie, then @fastify/session or @fastify/secure-session, before the section (docs/session-wiring.md)',
+  500
+)
+
 /** A category page's request target (path and query) is longer than the section accepts. */
 const FST_SR_URI_TOO_LONG = createError<[number]>(
   'FST_SR_URI_TOO_LONG',
@@ -193,6 +200,7 @@ export const errorCodes = {
   FST_SR_LOGIN_RATE_LIMITED,
   FST_SR_NO_SECTION,
   FST_SR_PLUGIN_ORDER,
+  FST_SR_NO_SESSION_PLUGIN,
   FST_SR_REGISTER_PREFIX,
   FST_SR_SHARED_SIGN_IN,
   FST_SR_MISSING_CREDENTIALS,

@@ -7,6 +7,7 @@ import { resolveOptions, type FastifySchoolsResourcesOptions } from './options.j
 import redirectOnce from './redirect/redirect-once.js'
 import { warnTrustProxy } from './redirect/site-origin.js'
 import { memberLookup } from './session/member.js'
+import { chooseSessionAdapter } from './session/session-adapter.js'
 import { registerCsrf } from './session/csrf.js'
 import { mountPoint, PageRenderer, resolveViews, sectionPaths } from './pages/page-renderer.js'
 import { stylesheetPolicy, stylesheetRoute } from './pages/stylesheet.js'
@@ -30,9 +31,14 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
   // `register(fn, { prefix })`, an autoload folder) moves its routes, so every link goes under it too.
   const mount = mountPoint(fastify.prefix)
   const paths = sectionPaths(opts, mount)
-  const memberOf = memberLookup(opts.getMember, opts.sessionKey)
+  // A session plugin only where the section keeps a session: with signIn off and getMember, none.
+  // (fastify-plugin's `dependencies` cannot say "sometimes", so the check is here.)
+  const session = opts.signIn || opts.getMember === undefined
+    ? chooseSessionAdapter(fastify, opts, opts.signIn ? 'signIn is on' : 'without getMember the member is read from the session')
+    : undefined
+  const memberOf = memberLookup(opts.getMember, session, opts.sessionKey)
   const stylesheet = opts.stylesheet.servePath === undefined ? opts.stylesheet : { ...opts.stylesheet, href: `${mount}${opts.stylesheet.href}` }
-  const pages = new PageRenderer(resolveViews(opts.views), { ...opts, stylesheet }, paths)
+  const pages = new PageRenderer(resolveViews(opts.views), { ...opts, stylesheet, session }, paths)
   // What a visitor of any members-only route gets: this section's login redirect, then its refused index redirect.
   const anonymous: AnonymousRedirect = { baseUrl: opts.baseUrl, loginPath: paths.login, indexPath: paths.index }
   const sessionDecides = opts.getMember === undefined
@@ -80,6 +86,7 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
     signInRoutes(section, {
       authenticate: opts.authenticate,
       memberOf,
+      session: session!,
       pages,
       paths,
       routes: { login: opts.loginPath, logout: opts.logoutPath },
@@ -91,8 +98,7 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
         : new SignInLimits(opts.lockout === false ? undefined : opts.lockout, opts.loginRateLimit === false ? undefined : opts.loginRateLimit),
       verifyCsrf: csrf.verify,
       renewCsrfCookie: csrf.dropCookie,
-      passwordChecks: new PasswordChecks(opts.passwordChecks),
-      cookieName: opts.cookieName
+      passwordChecks: new PasswordChecks(opts.passwordChecks)
     })
   }
 }
@@ -100,7 +106,8 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
 export const fastifySchoolsResources = fp(schoolsResources, {
   fastify: '5.x',
   name: 'fastify-schools-resources',
-  dependencies: ['@fastify/cookie', '@fastify/session']
+  // @fastify/cookie and a session plugin only when the section keeps a session: checked at registration.
+  dependencies: []
 })
 export default fastifySchoolsResources
 

@@ -63,8 +63,15 @@ export interface FastifySchoolsResourcesOptions {
    * waiting, three quarters of both per address). Past them, sign-in answers 503 FST_SR_SIGN_IN_BUSY at once.
    */
   passwordChecks?: PasswordChecksOptions
-  /** The session cookie's name: @fastify/session's `cookieName`, as given to `anonymousShortCircuit` (default `sessionId`). */
+  /**
+   * The session cookie's name, as given to the session plugin and `anonymousShortCircuit` (default: the
+   * plugin's, `sessionId` for @fastify/session, the `sessionName` for @fastify/secure-session).
+   */
   cookieName?: string
+  /** Which session plugin keeps the member, needed only when both are registered (docs/session-wiring.md). */
+  sessionPlugin?: '@fastify/session' | '@fastify/secure-session'
+  /** @fastify/secure-session's `sessionName`, when not `session` (then that plugin is the one used). */
+  sessionName?: string
   /** helmet options for the plugin's own routes (default: a strict CSP for these pages); false turns it off. */
   helmet?: HelmetOptions | false
   /**
@@ -97,7 +104,9 @@ export interface ResolvedOptions {
   lockout: LockoutSettings | false
   loginRateLimit: LoginRateLimitSettings | false
   passwordChecks: PasswordCheckSettings
-  cookieName: string
+  cookieName: string | undefined
+  sessionPlugin: unknown
+  sessionName: string | undefined
   helmet: HelmetOptions | false
   conflictLog: ConflictLogOption
   /** The files directory's real path (symlinks resolved), or undefined without the option. */
@@ -109,7 +118,7 @@ const FASTIFY_KEYS = new Set(['logLevel', 'logSerializers'])
 const KNOWN_KEYS = new Set<string>([
   'catalog', 'authenticate', 'signIn', 'prefix', 'baseUrl', 'loginPath', 'logoutPath',
   'sessionKey', 'keepSessionData', 'getMember', 'restrictedCategories', 'views', 'siteName', 'stylesheet', 'lockout', 'loginRateLimit', 'helmet', 'conflictLog',
-  'files', 'passwordChecks', 'cookieName'
+  'files', 'passwordChecks', 'cookieName', 'sessionPlugin', 'sessionName'
 ])
 const VIEW_KEYS = new Set(['layout', 'index', 'category', 'login', 'notFound', 'forbidden'])
 
@@ -124,6 +133,12 @@ function path (opts: Record<string, unknown>, name: string, fallback: string): s
     fail(name, 'must be a path such as "/schools/resources": a leading slash, no trailing slash, no query')
   }
   return value
+}
+
+function optionalName (opts: Record<string, unknown>, name: string): string | undefined {
+  const value = opts[name]
+  if (value !== undefined && (typeof value !== 'string' || !/^[A-Za-z_$][\w$]*$/.test(value))) fail(name, 'must be the name of a request property, such as "session"')
+  return value as string | undefined
 }
 
 function optionalFunction<T> (opts: Record<string, unknown>, name: string): T | undefined {
@@ -285,7 +300,10 @@ export function resolveOptions (raw: object): ResolvedOptions {
     lockout,
     loginRateLimit: resolveLoginRateLimit(opts, lockout),
     passwordChecks: resolvePasswordChecks(opts),
-    cookieName: sessionCookieName(opts.cookieName),
+    cookieName: opts.cookieName === undefined ? undefined : sessionCookieName(opts.cookieName),
+    // Checked against the plugins registered, at registration (session/session-adapter.ts).
+    sessionPlugin: opts.sessionPlugin,
+    sessionName: optionalName(opts, 'sessionName'),
     helmet: optionalObject(opts, 'helmet'),
     conflictLog: parseConflictLog(opts.conflictLog),
     filesRoot: resolveFilesRoot(opts, catalog)

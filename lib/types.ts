@@ -1,6 +1,5 @@
-// Shapes shared across the features, and every declaration this package merges into Fastify's and
-// @fastify/session's types, in one place. Imports nothing of ours.
-import type {} from '@fastify/session'
+// Shapes shared across the features, and every declaration this package merges into Fastify's types, in
+// one place. Imports nothing of ours, nor any session plugin: a host may have none (docs/session-wiring.md).
 import type { preHandlerHookHandler } from 'fastify'
 import type { kAnonymousRedirect, kMembersOnlyGuarded, kOutageSignOut } from './symbols.js'
 
@@ -127,6 +126,7 @@ declare module 'fastify' {
     /** Set by the section on its sign-out route: what a sign-out needs while the store is down. */
     [kOutageSignOut]?: OutageSignOut
   }
+  // @fastify/session's session data, where it is installed; an interface of its own (unused) where not.
   interface Session {
     /** Set at sign-in under the default `sessionKey`. */
     member?: Member

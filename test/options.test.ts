@@ -61,15 +61,18 @@ t.test('valid options start, including Fastify\'s own logLevel', async (t) => {
   await t.resolves(readyWith({ catalog, authenticate: teacherOnly, passwordChecks: { concurrent: 32, waiting: 0 }, cookieName: '__Host-sid' }), 'no line at all, and a cookie name with a prefix')
 })
 
-t.test('a missing dependency fails at startup with a clear error', async (t) => {
+t.test('a missing session plugin fails at startup with a clear error naming both', async (t) => {
   const noSession = Fastify()
   await noSession.register(fastifyCookie)
   noSession.register(schoolsResources, { catalog, authenticate: teacherOnly })
-  await t.rejects(async () => { await noSession.ready() }, { message: /dependency '@fastify\/session' of plugin 'fastify-schools-resources' is not registered/ })
+  await t.rejects(async () => { await noSession.ready() }, {
+    code: 'FST_SR_NO_SESSION_PLUGIN',
+    message: 'fastify-schools-resources: signIn is on, so the section needs a session: register @fastify/cookie, then @fastify/session or @fastify/secure-session, before the section (docs/session-wiring.md)'
+  })
 
   const nothing = Fastify()
-  nothing.register(schoolsResources, { catalog, authenticate: teacherOnly })
-  await t.rejects(async () => { await nothing.ready() }, { message: /dependency '@fastify\/cookie' of plugin 'fastify-schools-resources' is not registered/ })
+  nothing.register(schoolsResources, { catalog, signIn: false })
+  await t.rejects(async () => { await nothing.ready() }, { code: 'FST_SR_NO_SESSION_PLUGIN', message: /^fastify-schools-resources: without getMember the member is read from the session, so/ })
 })
 
 t.test('the host keeps its own form parser and trailing-slash setting', async (t) => {

@@ -4,6 +4,7 @@ import { errorCodes } from '../errors.js'
 import { kindOfValue, warnHostMistakeOnce } from '../warnings.js'
 import { isStoreUnavailable } from '../stores/store-unavailable.js'
 import { csrfTokenFor } from '../session/csrf.js'
+import type { SessionAdapter } from '../session/session-adapter.js'
 import { defaultViews, fileName, type Page, type PageContext, type Views } from './views.js'
 import { SafeHtml } from './html.js'
 import { applyFilter, type ResourceFilter } from './filters.js'
@@ -49,7 +50,11 @@ export class PageRenderer {
   readonly #base: Omit<PageContext, 'member'>
   readonly #categoryPages: CategoryPageCache | undefined
 
-  constructor (views: Views, opts: { siteName: string, signIn: boolean, stylesheet: { href?: string } }, paths: SectionPaths) {
+  // The section's session (none with signIn off and getMember): logout forms only where it is live.
+  readonly #session: SessionAdapter | undefined
+
+  constructor (views: Views, opts: { siteName: string, signIn: boolean, stylesheet: { href?: string }, session?: SessionAdapter }, paths: SectionPaths) {
+    this.#session = opts.session
     this.#views = views
     this.#base = { siteName: opts.siteName, signIn: opts.signIn, paths }
     if (opts.stylesheet.href !== undefined) this.#base.stylesheet = opts.stylesheet.href
@@ -71,7 +76,7 @@ export class PageRenderer {
 
   /** The logout form's CSRF token for a member's page, when the plugin owns sign-in. */
   csrfToken (member: Member | undefined, reply: FastifyReply): string | undefined {
-    return member !== undefined && this.#base.signIn ? csrfTokenFor(reply) : undefined
+    return member !== undefined && this.#base.signIn ? csrfTokenFor(reply, this.#session) : undefined
   }
 
   /**

@@ -2,7 +2,7 @@ import csrfProtection from '@fastify/csrf-protection'
 import type { IncomingMessage } from 'node:http'
 import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastify'
 import { isHttpsBase } from '../redirect/site-origin.js'
-import { hasLiveSession } from './member.js'
+import type { SessionAdapter, SessionHandle } from './session-adapter.js'
 
 /** The cookie that carries the CSRF secret, on an http site (no https `baseUrl`). */
 const CSRF_COOKIE = '_csrf'
@@ -64,10 +64,10 @@ export async function registerCsrf (section: FastifyInstance, baseUrl: string | 
 /**
  * What a session keeps through sign-in: everything the host stored (a language choice, a basket), as
  * Django's login() keeps it, but not the CSRF secret (renewed with the session id) nor `sessionKey`
- * (set again). @fastify/session keeps its data as the session's own enumerable fields; `cookie` is its own.
+ * (set again).
  */
-export function keptAtSignIn (session: object, sessionKey: string): string[] {
-  return Object.keys(session).filter((key) => key !== 'cookie' && key !== CSRF_DEFAULT_SESSION_KEY && key !== sessionKey)
+export function keptAtSignIn (session: SessionHandle, sessionKey: string): string[] {
+  return session.keys().filter((key) => key !== CSRF_DEFAULT_SESSION_KEY && key !== sessionKey)
 }
 
 // The token each reply's forms share (see csrfTokenFor).
@@ -78,8 +78,8 @@ const tokens = new WeakMap<FastifyReply, string>()
  * be made: on a host's members-only route, outside the section's context (which keeps its CSRF plugin to
  * itself), unless the host registered @fastify/csrf-protection where that route lives.
  */
-export function csrfTokenFor (reply: FastifyReply): string | undefined {
-  if (!hasLiveSession(reply.request) || !reply.server.hasReplyDecorator('generateCsrf')) return undefined
+export function csrfTokenFor (reply: FastifyReply, session: SessionAdapter | undefined): string | undefined {
+  if (session?.of(reply.request) === undefined || !reply.server.hasReplyDecorator('generateCsrf')) return undefined
   // One token per reply: without a CSRF cookie each generateCsrf() draws a new secret and sets the cookie
   // again, so a page with two forms (the login page of a member just signed in) would send a cookie that
   // only the last token matches.

@@ -1,6 +1,7 @@
 import type { FastifyRequest } from 'fastify'
 import type { Member } from '../types.js'
 import { errorCodes } from '../errors.js'
+import type { SessionAdapter } from './session-adapter.js'
 import { emitProcessWarning, kindOfValue, NOT_A_MEMBER_WARNING, warnHostMistakeOnce } from '../warnings.js'
 
 const { FST_SR_INVALID_MEMBER } = errorCodes
@@ -32,21 +33,11 @@ function warnNotAMember (request: FastifyRequest, sessionKey: string): void {
   emitProcessWarning(message, 'UserWarning', NOT_A_MEMBER_WARNING)
 }
 
-/**
- * Whether the request carries a real session. Outside its cookie path @fastify/session leaves a plain
- * object (an undocumented detail), and without the session plugin's onRequest there is none: only an
- * object with get() counts, so any other shape reads as "no session" rather than failing.
- */
-export function hasLiveSession (request: FastifyRequest): boolean {
-  const session = request.session as { get?: unknown } | null | undefined
-  return typeof session?.get === 'function'
-}
-
 /** The member stored under `sessionKey`, or undefined; anything malformed counts as signed out. */
-export function sessionMember (sessionKey: string): MemberLookup {
+export function sessionMember (session: SessionAdapter, sessionKey: string): MemberLookup {
   let warned = false
   return function memberFromSession (request) {
-    const value: unknown = hasLiveSession(request) ? request.session.get(sessionKey as 'member') : undefined
+    const value: unknown = session.of(request)?.get(sessionKey)
     if (isMember(value)) return value
     if (value !== undefined && value !== null && !warned) {
       warned = true
@@ -97,6 +88,6 @@ function checkedGetMember (getMember: MemberLookup): MemberLookup {
 }
 
 /** Who is signed in: the host's `getMember` (checked) when it has its own authentication, else the session's member. */
-export function memberLookup (getMember: MemberLookup | undefined, sessionKey: string): MemberLookup {
-  return getMember === undefined ? sessionMember(sessionKey) : checkedGetMember(getMember)
+export function memberLookup (getMember: MemberLookup | undefined, session: SessionAdapter | undefined, sessionKey: string): MemberLookup {
+  return getMember === undefined ? sessionMember(session!, sessionKey) : checkedGetMember(getMember)
 }

@@ -7,6 +7,7 @@ import { isHttpsBase, siteOrigin } from '../redirect/site-origin.js'
 import { loginRedirectUrl } from '../redirect/login-redirect.js'
 import { CSRF_ERROR_CODES, csrfTokenFor, keptAtSignIn } from '../session/csrf.js'
 import { invalidMember, isMember, type MemberLookup } from '../session/member.js'
+import type { SessionAdapter, SessionHandle } from '../session/session-adapter.js'
 import { isJsonClient, sendJsonError, wantsJson } from '../pages/negotiation.js'
 import type { PageRenderer, SectionPaths } from '../pages/page-renderer.js'
 import { retryTime, type LoginViewData } from '../pages/views.js'
@@ -23,6 +24,8 @@ const SIGN_IN_BUSY: keyof typeof errorCodes = 'FST_SR_SIGN_IN_BUSY'
 export interface SignInDeps {
   authenticate: (credentials: Credentials, request: FastifyRequest) => Promise<Member | null | undefined>
   memberOf: MemberLookup
+  /** The session plugin's adapter: where the member is kept. */
+  session: SessionAdapter
   pages: PageRenderer
   /** Where links point (under the register prefix). */
   paths: SectionPaths
@@ -40,8 +43,6 @@ export interface SignInDeps {
   renewCsrfCookie: ((reply: FastifyReply) => void) | undefined
   /** Bounds the `authenticate` calls at once, with a fair share per client address. */
   passwordChecks: PasswordChecks
-  /** The session cookie's name, expired by a sign-out while the store is down. */
-  cookieName: string
 }
 
 // Longer values cannot be real credentials; refusing them early keeps hashing cost bounded.
@@ -104,9 +105,9 @@ const PROXY_FIX = 'Behind a proxy that terminates TLS, have it send X-Forwarded-
  * on the login page again. That is said once in the log with the fix; so is an https `baseUrl` reached
  * over what Fastify sees as http, where a `secure: 'auto'` cookie goes out without Secure.
  */
-function sessionCookieWritten (request: FastifyRequest, log: FastifyInstance['log'], baseUrl: string | undefined): boolean {
+function sessionCookieWritten (request: FastifyRequest, session: SessionHandle, log: FastifyInstance['log'], baseUrl: string | undefined): boolean {
   if (request.protocol === 'https') return true
-  const secure = request.session.cookie.secure === true
+  const secure = session.secureCookie === true
   if (secure) {
     warnHostMistakeOnce(log, `${SECURE_COOKIE_OVER_HTTP_WARNING}:secure`, { code: SECURE_COOKIE_OVER_HTTP_WARNING, protocol: request.protocol },
       'Sign-in refused: the session cookie is Secure but Fastify sees the request as plain http, so @fastify/session would write ' +
@@ -121,11 +122,12 @@ function sessionCookieWritten (request: FastifyRequest, log: FastifyInstance['lo
 /** Login form, sign-in and sign-out. The return address is checked every time it is read. */
 export function signInRoutes (fastify: FastifyInstance, deps: SignInDeps): void {
   const { authenticate, memberOf, pages, paths, baseUrl, sessionKey, limits } = deps
+  const csrfToken = (reply: FastifyReply) => csrfTokenFor(reply, deps.session)
 
   function loginPage (reply: FastifyReply, status: number, data: LoginViewData, member: Member | undefined) {
     const ctx = pages.context(member, reply)
     reply.code(status).header('cache-control', 'no-store')
-    return pages.sendView(reply, 'login', { ...data, csrfToken: csrfTokenFor(reply) }, ctx)
+    return pages.sendView(reply, 'login', { ...data, csrfToken: csrfToken(reply) }, ctx)
   }
 
   /** A refused sign-in: the form again with the message, or for a JSON client the error with its code. */
@@ -157,7 +159,7 @@ export function signInRoutes (fastify: FastifyInstance, deps: SignInDeps): void 
     const member = await memberOf(request) ?? undefined
     if (wantsJson(request)) {
       reply.header('cache-control', 'no-store').header('vary', 'Accept')
-      return { signedIn: member !== undefined, csrfToken: csrfTokenFor(reply) }
+      return { signedIn: member !== undefined, csrfToken: csrfToken(reply) }
     }
     return loginPage(reply, 200, { backUrl: returnAddress(request, fields(request.query).BackURL) }, member)
   })
@@ -173,8 +175,10 @@ export function signInRoutes (fastify: FastifyInstance, deps: SignInDeps): void 
     const email = typeof body.email === 'string' ? body.email.trim() : ''
     const password = typeof body.password === 'string' ? body.password : ''
 
+    const session = deps.session.of(request)
     // Fail closed: a 303 "signed in" that no cookie backs would be a lie, and a login loop.
-    if (!sessionCookieWritten(request, fastify.log, baseUrl)) {
+    // So is one where there is no session to keep anyone in (outside @fastify/session's cookie path).
+    if (session === undefined || !sessionCookieWritten(request, session, fastify.log, baseUrl)) {
       const insecure = new FST_SR_INSECURE_SIGN_IN()
       // A 500 like the section's others: a line of its own (the fix was said once, in the warn line).
       logServerError(request, insecure.code)
@@ -220,12 +224,12 @@ export function signInRoutes (fastify: FastifyInstance, deps: SignInDeps): void 
     // A new session id at sign-in, so that an id planted before it (session fixation) is worthless; the
     // host's data comes along unless it asked for a clean session, the CSRF secret never does. Nor does
     // it when the session belonged to another member (as Django's login() flushes it): their data is theirs.
-    const keep = deps.keepSessionData && !heldByAnother(request.session.get(sessionKey as 'member'), member)
-    await request.session.regenerate(keep ? keptAtSignIn(request.session, sessionKey) : [])
+    const keep = deps.keepSessionData && !heldByAnother(session.get(sessionKey), member)
+    await session.renew(keep ? keptAtSignIn(session, sessionKey) : [])
     const stored: Member = { id: member.id, name: member.name }
     if (typeof member.email === 'string') stored.email = member.email
     if (member.groups !== undefined) stored.groups = [...member.groups]
-    request.session.set(sessionKey as 'member', stored)
+    session.set(sessionKey, stored)
     // A new CSRF secret too (the next page makes it), so that a token seen before sign-in is worthless after.
     deps.renewCsrfCookie?.(reply)
 
@@ -244,11 +248,11 @@ export function signInRoutes (fastify: FastifyInstance, deps: SignInDeps): void 
 
   // While the store is down, @fastify/session fails before this route; the 503 path (pages/unavailable.ts)
   // then checks the form's token with the same hook and expires the session cookie.
-  const outageSignOut = { [kOutageSignOut]: { verifyCsrf: deps.verifyCsrf, cookieName: deps.cookieName } }
+  const outageSignOut = { [kOutageSignOut]: { verifyCsrf: deps.verifyCsrf, cookieName: deps.session.cookieName } }
   fastify.post(deps.routes.logout, { preHandler: deps.verifyCsrf, config: outageSignOut }, async function signOut (request, reply) {
-    // The session goes from the store, so its cookie is worthless; @fastify/session clears that cookie
-    // itself on the next request, when it finds no session behind it.
-    await request.session.destroy()
+    // @fastify/session: the session goes from the store, so its cookie is worthless (the plugin clears it
+    // on the next request, finding no session behind it). @fastify/secure-session: its cookie is cleared.
+    await deps.session.of(request)?.end()
     reply.header('cache-control', 'no-store')
     // "Sign in as someone else" (the 403 page) posts the address it refused: the login page, which
     // brings the next member back to it. Any other sign-out ends on the section index.
