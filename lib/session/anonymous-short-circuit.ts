@@ -4,11 +4,15 @@ import type { AnonymousRedirect } from '../types.js'
 import { errorCodes } from '../errors.js'
 import { kAnonymousRedirect } from '../symbols.js'
 import { answerAnonymous, targetTooLong } from '../redirect/login-redirect.js'
+import { FASTIFY_SESSION, SECURE_SESSION } from './session-adapter.js'
 
 const { FST_SR_INVALID_OPTION, FST_SR_NO_SECTION, FST_SR_PLUGIN_ORDER } = errorCodes
 
 export interface AnonymousShortCircuitOptions {
-  /** The session cookie's name: @fastify/session's `cookieName` option (default `sessionId`). */
+  /**
+   * The session cookie's name: the session plugin's `cookieName` option (default: `sessionId`, or `session`
+   * when @fastify/secure-session is the only session plugin registered).
+   */
   cookieName?: string
 }
 
@@ -53,9 +57,9 @@ export function shortCircuitMark (target: AnonymousRedirect, sessionDecides: boo
  * lists the hooks its answers skip.
  */
 const anonymousShortCircuitPlugin: FastifyPluginCallback<AnonymousShortCircuitOptions> = (fastify, opts, done) => {
-  let cookieName: string
+  let cookieName: string | undefined
   try {
-    cookieName = sessionCookieName(opts.cookieName)
+    cookieName = opts.cookieName === undefined ? undefined : sessionCookieName(opts.cookieName)
   } catch (err) {
     done(err as Error)
     return
@@ -71,6 +75,8 @@ const anonymousShortCircuitPlugin: FastifyPluginCallback<AnonymousShortCircuitOp
     if (route.config?.[kAnonymousRedirect] !== undefined) sectionRoutes++
   })
   fastify.addHook('onReady', function anonymousShortCircuitWired (ready) {
+    // The session plugin comes after this one: by now it is registered, and its default cookie is known.
+    cookieName ??= fastify.hasPlugin(SECURE_SESSION) && !fastify.hasPlugin(FASTIFY_SESSION) ? 'session' : 'sessionId'
     ready(sectionRoutes === 0 ? new FST_SR_NO_SECTION() : undefined)
   })
 
@@ -80,7 +86,7 @@ const anonymousShortCircuitPlugin: FastifyPluginCallback<AnonymousShortCircuitOp
       return
     }
     const target = request.routeOptions.config[kAnonymousRedirect]
-    if (target === undefined || hasSessionCookie(request, cookieName)) {
+    if (target === undefined || hasSessionCookie(request, cookieName!)) {
       next()
       return
     }
