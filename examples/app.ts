@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import fastifyCookie from '@fastify/cookie'
-import fastifySession, { type SessionStore } from '@fastify/session'
+import type { SessionStore } from '@fastify/session'
 import schoolsResources, {
   anonymousShortCircuit,
   html,
@@ -12,6 +12,7 @@ import schoolsResources, {
 import { RedisAttemptStore, RedisSessionStore, type RedisCommandClient } from 'fastify-schools-resources/redis'
 import { demoCatalog, demoFiles } from './demo-catalog.js'
 import { demoDirectory, type DemoAccount } from './demo-member.js'
+import { registerSessionPlugin, type SessionPluginSetting } from './session-plugin.js'
 
 export interface ExampleConfig {
   baseUrl?: string
@@ -20,6 +21,8 @@ export interface ExampleConfig {
   demoPassword: string
   /** The second demo member, a parent outside the staff audience; absent: the teacher only. */
   demoParent?: DemoAccount
+  /** Which session plugin: @fastify/session (default) or @fastify/secure-session (examples/session-plugin.ts). */
+  sessionPlugin?: SessionPluginSetting
   /** Session cookie lifetime in milliseconds. */
   sessionMaxAge?: number
   logger?: FastifyServerOptions['logger']
@@ -74,25 +77,8 @@ export async function buildApp (config: ExampleConfig): Promise<FastifyInstance>
   // builds a session only to throw it away; everything else, members included, takes the normal path
   // through every hook. Registered between the cookie and the session plugins.
   await app.register(anonymousShortCircuit)
-  await app.register(fastifySession, {
-    secret: config.sessionSecret,
-    // In Redis each session lives as long as its cookie (maxAge), then expires there too.
-    store: redis === undefined ? config.sessionStore : new RedisSessionStore(redis.client, { prefix: `${prefix}sess:`, timeoutMs }),
-    // Anonymous visitors get no session until something is stored in it.
-    saveUninitialized: false,
-    // The cookie and the stored session are written at sign-in only, not again on every page: a
-    // session lasts sessionMaxAge from sign-in (a school day), and a page view costs no store write.
-    rolling: false,
-    cookie: {
-      // An https site: always Secure (@fastify/session then writes no cookie to a request it sees as plain
-      // http, so behind a TLS proxy set trustProxy). Otherwise Secure over https, plain over http, so the
-      // demo works on localhost.
-      secure: https ? true : 'auto',
-      httpOnly: true,
-      sameSite: 'lax',
-      maxAge
-    }
-  })
+  const store = redis === undefined ? config.sessionStore : new RedisSessionStore(redis.client, { prefix: `${prefix}sess:`, timeoutMs })
+  await registerSessionPlugin(app, config.sessionPlugin ?? 'session', { secret: config.sessionSecret, store, https, maxAge })
   await app.register(schoolsResources, {
     catalog: new InMemoryCatalog(demoCatalog),
     // Three resources are files of the site's own (two PDFs and an image), served to members who may see their category.

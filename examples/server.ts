@@ -44,6 +44,7 @@ async function main (): Promise<void> {
   const app = await buildApp({
     baseUrl: settings.baseUrl,
     sessionSecret: sessionSecret!,
+    sessionPlugin: settings.sessionPlugin,
     demoEmail,
     demoPassword,
     demoParent: { email: demoParentEmail, password: demoParentPassword },

@@ -9,6 +9,8 @@ export interface ExampleSettings {
   host: string
   logLevel: typeof LOG_LEVELS[number]
   baseUrl: string | undefined
+  /** SESSION_PLUGIN: `session` (@fastify/session, default) or `secure-session` (@fastify/secure-session). */
+  sessionPlugin: 'session' | 'secure-session'
   /** Undefined when SESSION_SECRET is unset: the server then makes one up and warns. */
   sessionSecret: string | undefined
   demoEmail: string
@@ -88,6 +90,11 @@ export function readSettings (env: Env): ExampleSettings {
     }
   }
 
+  const sessionPlugin = read(env, 'SESSION_PLUGIN') ?? 'session'
+  if (sessionPlugin !== 'session' && sessionPlugin !== 'secure-session') {
+    throw new SettingError('SESSION_PLUGIN', 'must be session (@fastify/session) or secure-session (@fastify/secure-session)', sessionPlugin)
+  }
+
   const sessionSecret = read(env, 'SESSION_SECRET')
   if (sessionSecret !== undefined && sessionSecret.length < 32) {
     throw new SettingError('SESSION_SECRET', 'must be at least 32 characters (for example: openssl rand -base64 32)', `${sessionSecret.length} characters`)
@@ -110,6 +117,7 @@ export function readSettings (env: Env): ExampleSettings {
     host: read(env, 'HOST') ?? '127.0.0.1',
     logLevel: logLevel as ExampleSettings['logLevel'],
     baseUrl,
+    sessionPlugin,
     sessionSecret,
     demoEmail,
     demoPassword: read(env, 'DEMO_PASSWORD') ?? 'correct horse battery staple',

@@ -27,7 +27,8 @@ t.test('every bad setting names its variable, what it must be, and what was give
     [{ TRUST_PROXY: ' TRUE ' }, /^TRUST_PROXY must be .*; true would trust/],
     [{ TRUST_PROXY: '1' }, /^TRUST_PROXY must be the addresses or CIDRs .*; a hop count such as 1 is not trusted by Fastify 5 \(it trusts no proxy at all\) and as text it would be read as an IP address; got "1"/],
     [{ TRUST_PROXY: '2' }, /a hop count such as 2 is not trusted/],
-    [{ TRUST_PROXY: '10.0.0.1, 1' }, /a hop count such as 1 is not trusted/]
+    [{ TRUST_PROXY: '10.0.0.1, 1' }, /a hop count such as 1 is not trusted/],
+    [{ SESSION_PLUGIN: 'jwt' }, /^SESSION_PLUGIN must be session \(@fastify\/session\) or secure-session \(@fastify\/secure-session\); got "jwt"/]
   ]
   for (const [env, message] of cases) {
     t.throws(() => readSettings(env), { name: 'SettingError', message }, JSON.stringify(env))
@@ -36,6 +37,8 @@ t.test('every bad setting names its variable, what it must be, and what was give
   t.match(readSettings({}), { port: 3000, host: '127.0.0.1', logLevel: 'info', redisTimeoutMs: 2000, redisConnectTimeoutMs: 10000 })
   t.equal(readSettings({ TRUST_PROXY: '10.0.0.1,10.0.0.0/8,fd00::/8' }).trustProxy, '10.0.0.1,10.0.0.0/8,fd00::/8', 'addresses and CIDRs')
   t.equal(readSettings({ TRUST_PROXY: 'false' }).trustProxy, undefined)
+  t.equal(readSettings({}).sessionPlugin, 'session', '@fastify/session unless SESSION_PLUGIN says otherwise')
+  t.equal(readSettings({ SESSION_PLUGIN: 'secure-session' }).sessionPlugin, 'secure-session')
   t.match(readSettings({}), {
     demoEmail: 'teacher@example.org',
     demoPassword: 'correct horse battery staple',

@@ -32,8 +32,8 @@ const CHROMIUM_ARGS = [
 ]
 
 /** The example server on a free port, as `npm start` runs it. */
-async function startServer (): Promise<ExampleServer> {
-  const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', SESSION_SECRET: 'e2e-'.repeat(10) }
+async function startServer (settings: NodeJS.ProcessEnv = {}): Promise<ExampleServer> {
+  const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', SESSION_SECRET: 'e2e-'.repeat(10), ...settings }
   delete env.BASE_URL
   // The journey runs on the in-memory stores: with REDIS_URL the example server would share lockout
   // counts and sessions with earlier runs (test/redis/ covers the server on Redis).
@@ -96,9 +96,10 @@ if (!existsSync(CHROMIUM)) {
     return context.newPage()
   }
 
-  async function screenshot (page: Page, name: string, fullPage = true): Promise<void> {
+  async function takeScreenshot (page: Page, name: string, fullPage = true): Promise<void> {
     await page.screenshot({ path: resolve(SCREENSHOTS, `${name}.png`), fullPage })
   }
+  const screenshot = takeScreenshot
 
   /**
    * The accessible description Chromium computes for the first element matching `selector` (from its
@@ -145,7 +146,15 @@ if (!existsSync(CHROMIUM)) {
     t.ok(summary.passes > 10, `${name}: axe really ran`)
   }
 
-  t.test('the journey without JavaScript: category → login → wrong password → sign in → filter → sign out', async (t) => {
+  /** Where a journey runs: the example server of this file, or one started with another session plugin. */
+  interface Site { label: string, base: () => string, screenshots: boolean }
+  const defaultSite: Site = { label: '', base: () => base, screenshots: true }
+  const noScreenshot = async () => {}
+
+  const journey = (parent: Test, site: Site) => parent.test(`the journey without JavaScript${site.label}: category → login → wrong password → sign in → filter → sign out`, async (t) => {
+    const base = site.base()
+    const address = (page: Page) => page.url().slice(base.length)
+    const screenshot = site.screenshots ? takeScreenshot : noScreenshot
     // JavaScript off: the pages must work as plain HTML forms and links.
     const page = await newPage(t, { javaScriptEnabled: false })
 
@@ -224,6 +233,7 @@ if (!existsSync(CHROMIUM)) {
       await screenshot(page, 'not-found')
     })
   })
+  journey(t, defaultSite)
 
   t.test('accessibility: axe-core finds no serious or critical violations on any page', async (t) => {
     const page = await newPage(t, { javaScriptEnabled: true })
@@ -336,7 +346,10 @@ if (!existsSync(CHROMIUM)) {
     t.same(withoutPolicy, [], 'every page came with the strict Content-Security-Policy')
   })
 
-  t.test('audiences: a parent opens the staff room from the index, gets the 403 page, and signs in as the teacher from it by keyboard', async (t) => {
+  const audiences = (parent: Test, site: Site) => parent.test(`audiences${site.label}: a parent opens the staff room from the index, gets the 403 page, and signs in as the teacher from it by keyboard`, async (t) => {
+    const base = site.base()
+    const address = (page: Page) => page.url().slice(base.length)
+    const screenshot = site.screenshots ? takeScreenshot : noScreenshot
     // JavaScript off: the refusal and the way out of it are plain HTML links and forms.
     const page = await newPage(t, { javaScriptEnabled: false })
 
@@ -403,6 +416,7 @@ if (!existsSync(CHROMIUM)) {
       t.equal(await page.locator('.categories li.locked').count(), 0, 'nothing is marked for staff')
     })
   })
+  audiences(t, defaultSite)
 
   t.test('accessibility of the audience pages: no axe violations at all on the marked index and the 403 page, on a desktop and a phone', async (t) => {
     const page = await newPage(t, { javaScriptEnabled: true })
@@ -470,5 +484,30 @@ if (!existsSync(CHROMIUM)) {
     t.equal(await page.getByLabel('Password').inputValue(), '')
     await axeCheck(t, page, 'login, locked out')
     await screenshot(page, 'login-locked')
+  })
+
+  // The same journeys on the example server with SESSION_PLUGIN=secure-session: the session is an
+  // encrypted cookie, and sign-out clears it (docs/session-wiring.md).
+  t.test('with @fastify/secure-session', async (t) => {
+    const started = await startServer({ SESSION_PLUGIN: 'secure-session' })
+    t.teardown(async () => {
+      if (started.child.exitCode !== null) return
+      started.child.kill('SIGTERM')
+      await once(started.child, 'exit')
+    })
+    const site: Site = { label: ' (secure-session)', base: () => started.address, screenshots: false }
+    journey(t, site)
+    audiences(t, site)
+    t.test('the session is secure-session\'s cookie, and sign-out clears it', async (t) => {
+      const page = await newPage(t, { javaScriptEnabled: false })
+      await page.goto(`${started.address}/Security/login`)
+      await page.getByLabel('Email').fill(PARENT_EMAIL)
+      await page.getByLabel('Password').fill(PARENT_PASSWORD)
+      await Promise.all([page.waitForURL(`${started.address}${INDEX}`), page.getByRole('button', { name: 'Sign in' }).click()])
+      const names = async () => (await page.context().cookies()).map((c) => c.name).filter((name) => name.startsWith('session'))
+      t.same(await names(), ['session'], 'the encrypted session cookie, no sessionId')
+      await Promise.all([page.waitForURL(`${started.address}${INDEX}`), page.getByRole('button', { name: 'Sign out' }).click()])
+      t.same(await names(), [], 'gone after sign-out')
+    })
   })
 }

@@ -54,7 +54,7 @@ t.test('a host without @fastify/session compiles with skipLibCheck: false', asyn
   t.notOk(existsSync(join(modules, '@fastify/session')), '@fastify/session cannot be resolved there')
 
   // The check can fail: a host that imports @fastify/session there does not compile.
-  writeFileSync(join(dir, 'with-session.ts'), `import fastifySession from '@fastify/session'\nvoid fastifySession\n`)
+  writeFileSync(join(dir, 'with-session.ts'), 'import fastifySession from \'@fastify/session\'\nvoid fastifySession\n')
   const without = run('with-session.ts')
   t.not(without.status, 0)
   t.match(without.stdout, /Cannot find module '@fastify\/session'/)
