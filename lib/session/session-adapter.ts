@@ -61,7 +61,7 @@ interface StoredSession {
 interface CookieSession {
   get (key: string): unknown
   set (key: string, value: unknown): void
-  data (): Record<string, unknown> | undefined
+  data (): Record<string, unknown>
   regenerate (ignoreFields?: string[]): void
   delete (): void
 }
@@ -106,7 +106,7 @@ function secureSessionAdapter (sessionName: string, cookieName: string): Session
       return {
         get: (key) => session.get(key),
         set: (key, value) => { session.set(key, value) },
-        keys: () => Object.keys(session.data() ?? {}),
+        keys: () => Object.keys(session.data()),
         renew: async (keep) => { session.regenerate([...keep]) },
         end: async () => { session.delete() },
         // Its cookie options stay inside the plugin: nothing on the request tells.
@@ -138,6 +138,10 @@ export function chooseSessionAdapter (fastify: FastifyInstance, choice: SessionC
   if (plugin === FASTIFY_SESSION) {
     if (choice.sessionName !== undefined) throw new FST_SR_INVALID_OPTION('sessionName', `is ${SECURE_SESSION}'s option; ${FASTIFY_SESSION} always uses request.session`)
     return fastifySessionAdapter(choice.cookieName ?? 'sessionId')
+  }
+  // With both registered, request.session is @fastify/session's: secure-session's has a name of its own.
+  if (choice.sessionName === undefined && present.length > 1) {
+    throw new FST_SR_INVALID_OPTION('sessionName', `must be the sessionName you gave ${SECURE_SESSION}: request.session is ${FASTIFY_SESSION}'s`)
   }
   const sessionName = choice.sessionName ?? 'session'
   if (!fastify.hasRequestDecorator(sessionName)) {

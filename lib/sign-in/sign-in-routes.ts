@@ -105,7 +105,13 @@ const PROXY_FIX = 'Behind a proxy that terminates TLS, have it send X-Forwarded-
  * on the login page again. That is said once in the log with the fix; so is an https `baseUrl` reached
  * over what Fastify sees as http, where a `secure: 'auto'` cookie goes out without Secure.
  */
-function sessionCookieWritten (request: FastifyRequest, session: SessionHandle, log: FastifyInstance['log'], baseUrl: string | undefined): boolean {
+function sessionCookieWritten (request: FastifyRequest, session: SessionHandle | undefined, log: FastifyInstance['log'], baseUrl: string | undefined): session is SessionHandle {
+  if (session === undefined) {
+    warnHostMistakeOnce(log, `${SECURE_COOKIE_OVER_HTTP_WARNING}:no-session`, { code: SECURE_COOKIE_OVER_HTTP_WARNING, path: request.url.split('?')[0] },
+      'Sign-in refused: the login route has no session (it is outside the session cookie\'s path), so nobody could stay signed in. ' +
+      'Give the session plugin\'s cookie path: \'/\' (its default), or a path that covers the loginPath and the section.')
+    return false
+  }
   if (request.protocol === 'https') return true
   const secure = session.secureCookie === true
   if (secure) {
@@ -177,8 +183,7 @@ export function signInRoutes (fastify: FastifyInstance, deps: SignInDeps): void 
 
     const session = deps.session.of(request)
     // Fail closed: a 303 "signed in" that no cookie backs would be a lie, and a login loop.
-    // So is one where there is no session to keep anyone in (outside @fastify/session's cookie path).
-    if (session === undefined || !sessionCookieWritten(request, session, fastify.log, baseUrl)) {
+    if (!sessionCookieWritten(request, session, fastify.log, baseUrl)) {
       const insecure = new FST_SR_INSECURE_SIGN_IN()
       // A 500 like the section's others: a line of its own (the fix was said once, in the warn line).
       logServerError(request, insecure.code)

@@ -90,12 +90,15 @@ export interface LoginForm {
   token: string
 }
 
-/** `cookie` (a Cookie header, maybe empty) with the cookies `res` set added or replaced, as a browser keeps them. */
-export function withCookies (cookie: string | undefined, res: LightMyRequestResponse): string {
+/**
+ * `cookie` (a Cookie header, maybe empty) with the cookies `res` set added or replaced, as a browser keeps them.
+ * `encoded`: values as they were set (light-my-request hands them over decoded; secure-session's has a `;`).
+ */
+export function withCookies (cookie: string | undefined, res: LightMyRequestResponse, encoded = false): string {
   const jar = new Map((cookie ?? '').split('; ').filter((p) => p !== '').map((p) => [p.slice(0, p.indexOf('=')), p] as const))
   for (const c of res.cookies) {
     if (c.value === '' || (c.maxAge !== undefined && c.maxAge <= 0)) jar.delete(c.name)
-    else jar.set(c.name, `${c.name}=${c.value}`)
+    else jar.set(c.name, `${c.name}=${encoded ? encodeURIComponent(c.value) : c.value}`)
   }
   return [...jar.values()].join('; ')
 }

@@ -12,7 +12,7 @@ import { RedisSessionStore } from '../../lib/stores/redis/index.js'
 import { demoCatalog, demoFiles } from '../../examples/demo-catalog.js'
 import { buildJwtHost, type MemberClaims } from '../../examples/jwt-host.js'
 import { authenticate, PEOPLE } from '../helpers/members.js'
-import { BASE_URL, conflictWarnings, formToken, postLogin, SECRET } from '../helpers/app.js'
+import { BASE_URL, conflictWarnings, formToken, postLogin, SECRET, withCookies as withCookieJar } from '../helpers/app.js'
 import { connectedClient, deleteKeys, listKeys, REDIS_URL, uniquePrefix } from '../helpers/redis.js'
 
 const MATHS = '/schools/resources/resources/maths/'
@@ -22,18 +22,8 @@ const LOGIN_FOR_MATHS = `${BASE_URL}/Security/login?BackURL=${encodeURIComponent
 const PARENT = 'parent@example.org'
 const TEACHER = 'teacher@example.org'
 
-/**
- * `cookie` with the cookies `res` set, as a browser keeps them. Values are sent as they were set (URI-encoded):
- * light-my-request hands them over decoded, and secure-session's value has a `;` in it.
- */
-function withCookies (cookie: string, res: LightMyRequestResponse): string {
-  const jar = new Map(cookie.split('; ').filter((p) => p !== '').map((p) => [p.slice(0, p.indexOf('=')), p] as const))
-  for (const c of res.cookies) {
-    if (c.value === '' || (c.maxAge !== undefined && c.maxAge <= 0)) jar.delete(c.name)
-    else jar.set(c.name, `${c.name}=${encodeURIComponent(c.value)}`)
-  }
-  return [...jar.values()].join('; ')
-}
+/** A browser's cookie jar: values sent as they were set. */
+const withCookies = (cookie: string, res: LightMyRequestResponse) => withCookieJar(cookie, res, true)
 
 // The host's own data in the session, which sign-in keeps (keepSessionData) unless another member's.
 interface AnySession { get (key: string): unknown, set (key: string, value: unknown): void }
