@@ -18,10 +18,9 @@ export interface AnonymousShortCircuitOptions {
 
 /**
  * The session cookie's name from a `cookieName` option (this plugin's and the section's, which expires
- * the cookie at a sign-out during a store outage): @fastify/session's default when unset.
+ * the cookie at a sign-out during a store outage), checked; unset, the session plugin's default applies.
  */
-export function sessionCookieName (value: unknown): string {
-  const name = value ?? 'sessionId'
+export function sessionCookieName (name: unknown): string {
   if (typeof name !== 'string' || name === '' || !/^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/.test(name)) {
     throw new FST_SR_INVALID_OPTION('cookieName', 'must be the session cookie\'s name, as given to @fastify/session')
   }

@@ -73,47 +73,45 @@ function sessionObject<T> (request: FastifyRequest, name: string): T | undefined
   return typeof session?.get === 'function' ? session as T : undefined
 }
 
-function fastifySessionAdapter (cookieName: string): SessionAdapter {
+/** An adapter whose sessions are `request[name]`, each wrapped by `handle` where there is one. */
+function adapter<S> (plugin: SessionPluginName, cookieName: string, name: string, handle: (session: S, request: FastifyRequest) => SessionHandle): SessionAdapter {
   return {
-    plugin: FASTIFY_SESSION,
+    plugin,
     cookieName,
     of (request) {
-      const found = sessionObject<StoredSession>(request, 'session')
-      if (found === undefined) return undefined
-      // regenerate() puts a new session object on the request: every call reads the current one.
-      const session = () => request.session as unknown as StoredSession
-      return {
-        get: (key) => session().get(key),
-        set: (key, value) => { session().set(key, value) },
-        // @fastify/session keeps the data as the session's own enumerable fields; `cookie` is its own.
-        keys: () => Object.keys(session()).filter((key) => key !== 'cookie'),
-        renew: (keep) => session().regenerate([...keep]),
-        end: () => session().destroy(),
-        // 'auto' is resolved per request by @fastify/session; only a literal true can fail over http.
-        secureCookie: found.cookie.secure === true
-      }
+      const session = sessionObject<S>(request, name)
+      return session === undefined ? undefined : handle(session, request)
     }
   }
 }
 
-function secureSessionAdapter (sessionName: string, cookieName: string): SessionAdapter {
-  return {
-    plugin: SECURE_SESSION,
-    cookieName,
-    of (request) {
-      const session = sessionObject<CookieSession>(request, sessionName)
-      if (session === undefined) return undefined
-      return {
-        get: (key) => session.get(key),
-        set: (key, value) => { session.set(key, value) },
-        keys: () => Object.keys(session.data()),
-        renew: async (keep) => { session.regenerate([...keep]) },
-        end: async () => { session.delete() },
-        // Its cookie options stay inside the plugin: nothing on the request tells.
-        secureCookie: undefined
-      }
+function fastifySessionAdapter (cookieName: string): SessionAdapter {
+  return adapter<StoredSession>(FASTIFY_SESSION, cookieName, 'session', (found, request) => {
+    // regenerate() puts a new session object on the request: every call reads the current one.
+    const session = () => (request as unknown as { session: StoredSession }).session
+    return {
+      get: (key) => session().get(key),
+      set: (key, value) => { session().set(key, value) },
+      // @fastify/session keeps the data as the session's own enumerable fields; `cookie` is its own.
+      keys: () => Object.keys(session()).filter((key) => key !== 'cookie'),
+      renew: (keep) => session().regenerate([...keep]),
+      end: () => session().destroy(),
+      // 'auto' is resolved per request by @fastify/session; only a literal true can fail over http.
+      secureCookie: found.cookie.secure === true
     }
-  }
+  })
+}
+
+function secureSessionAdapter (sessionName: string, cookieName: string): SessionAdapter {
+  return adapter<CookieSession>(SECURE_SESSION, cookieName, sessionName, (session) => ({
+    get: (key) => session.get(key),
+    set: (key, value) => { session.set(key, value) },
+    keys: () => Object.keys(session.data()),
+    renew: async (keep) => { session.regenerate([...keep]) },
+    end: async () => { session.delete() },
+    // Its cookie options stay inside the plugin: nothing on the request tells.
+    secureCookie: undefined
+  }))
 }
 
 function checkedChoice (value: unknown): SessionPluginName | undefined {

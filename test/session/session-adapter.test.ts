@@ -130,6 +130,8 @@ t.test('a login route outside @fastify/session\'s cookie path refuses the sign-i
     t.equal(res.statusCode, 500, 'refused')
     t.notOk(res.headers.location, 'no "signed in" redirect')
   }
+  const out = await app.inject({ method: 'POST', url: '/Security/logout', headers: { cookie }, payload: { _csrf: token.body } })
+  t.equal(out.statusCode, 303, 'a sign-out there has no session to end, and ends on the index')
   const said = logs.withCode('FST_SR_SECURE_COOKIE_OVER_HTTP')
   t.equal(said.length, 1, 'said once')
   t.match(said[0].msg, /the login route has no session \(it is outside the session cookie's path\)/)
