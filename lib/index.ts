@@ -105,9 +105,9 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
 
 export const fastifySchoolsResources = fp(schoolsResources, {
   fastify: '5.x',
-  name: 'fastify-schools-resources',
-  // @fastify/cookie and a session plugin only when the section keeps a session: checked at registration.
-  dependencies: []
+  // No `dependencies`: @fastify/cookie and a session plugin are needed only when the section keeps a
+  // session, which fastify-plugin cannot say; chooseSessionAdapter checks it at registration.
+  name: 'fastify-schools-resources'
 })
 export default fastifySchoolsResources
 

@@ -46,7 +46,8 @@ t.test('the main entry exports exactly the public API', async (t) => {
   t.same({ name: meta.name, fastify: meta.fastify, dependencies: meta.dependencies }, {
     name: 'fastify-schools-resources',
     fastify: '5.x',
-    dependencies: ['@fastify/cookie', '@fastify/session']
+    // None declared: a session plugin is needed only when the section keeps a session (checked at registration).
+    dependencies: undefined
   })
 })
 
