@@ -68,7 +68,8 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
       prefix: opts.prefix,
       anonymous,
       sessionDecides,
-      restrictedCategories: opts.restrictedCategories
+      restrictedCategories: opts.restrictedCategories,
+      pageSize: opts.pageSize
     }
     sectionRoutes(section, routes)
     await fileRoutes(section, { ...routes, root: opts.filesRoot })

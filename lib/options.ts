@@ -9,6 +9,7 @@ import { sessionCookieName } from './session/anonymous-short-circuit.js'
 import { parseConflictLog, type ConflictLogOption } from './redirect/conflict-log.js'
 import { resolveStylesheet, type ResolvedStylesheet } from './pages/stylesheet.js'
 import type { Views } from './pages/views.js'
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from './pages/pagination.js'
 import { MemoryAttemptStore, type AttemptStore } from './stores/attempt-store.js'
 import { namedFile } from './section/catalog.js'
 import type { LockoutOptions, LockoutSettings, LoginRateLimitOptions, LoginRateLimitSettings } from './sign-in/limits.js'
@@ -43,6 +44,11 @@ export interface FastifySchoolsResourcesOptions {
    * audience (visitors who are not signed in see only the categories open to every member).
    */
   restrictedCategories?: 'mark' | 'hide'
+  /**
+   * How many categories a page of the index, and resources a page of a category, shows (default 50, at
+   * most 1000); longer lists are paged with `?start=` (docs/pages-and-views.md#pages).
+   */
+  pageSize?: number
   /** Replace any of the page renderers. */
   views?: Partial<Views>
   /** Site name shown in page titles and the header (default `Schools resources`). */
@@ -91,6 +97,7 @@ export interface ResolvedOptions {
   keepSessionData: boolean
   getMember: FastifySchoolsResourcesOptions['getMember']
   restrictedCategories: 'mark' | 'hide'
+  pageSize: number
   views: Partial<Views>
   siteName: string
   stylesheet: ResolvedStylesheet
@@ -109,7 +116,7 @@ const FASTIFY_KEYS = new Set(['logLevel', 'logSerializers'])
 const KNOWN_KEYS = new Set<string>([
   'catalog', 'authenticate', 'signIn', 'prefix', 'baseUrl', 'loginPath', 'logoutPath',
   'sessionKey', 'keepSessionData', 'getMember', 'restrictedCategories', 'views', 'siteName', 'stylesheet', 'lockout', 'loginRateLimit', 'helmet', 'conflictLog',
-  'files', 'passwordChecks', 'cookieName'
+  'files', 'passwordChecks', 'cookieName', 'pageSize'
 ])
 const VIEW_KEYS = new Set(['layout', 'index', 'category', 'login', 'notFound', 'forbidden'])
 
@@ -262,6 +269,11 @@ export function resolveOptions (raw: object): ResolvedOptions {
   const restrictedCategories = opts.restrictedCategories ?? 'mark'
   if (restrictedCategories !== 'mark' && restrictedCategories !== 'hide') fail('restrictedCategories', 'must be "mark" or "hide"')
 
+  const pageSize = opts.pageSize ?? DEFAULT_PAGE_SIZE
+  if (typeof pageSize !== 'number' || !Number.isInteger(pageSize) || pageSize < 1 || pageSize > MAX_PAGE_SIZE) {
+    fail('pageSize', `must be a whole number from 1 to ${MAX_PAGE_SIZE}`)
+  }
+
   const siteName = opts.siteName ?? 'Schools resources'
   if (typeof siteName !== 'string' || siteName.trim() === '') fail('siteName', 'must be a non-empty string')
 
@@ -279,6 +291,7 @@ export function resolveOptions (raw: object): ResolvedOptions {
     keepSessionData,
     getMember: optionalFunction<ResolvedOptions['getMember']>(opts, 'getMember'),
     restrictedCategories,
+    pageSize,
     views,
     siteName,
     stylesheet: resolveStylesheet(opts.stylesheet, prefix),

@@ -142,6 +142,8 @@ h3 { font-size: 1.1875rem; line-height: 1.3; margin: 0 0 0.35rem; }
 .field label { font-weight: 600; }
 .filter-actions { display: flex; align-items: center; gap: 1rem; }
 .result-count { color: var(--sr-muted); }
+.pager { margin: 1.5rem 0; }
+.pager ul { list-style: none; margin: 0.5rem 0 0; padding: 0; display: flex; flex-wrap: wrap; gap: 1rem; }
 
 input, select, button { font: inherit; }
 input[type="email"], input[type="password"], select {

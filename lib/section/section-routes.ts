@@ -5,7 +5,8 @@ import { shortCircuitMark } from '../session/anonymous-short-circuit.js'
 import { wantsJson } from '../pages/negotiation.js'
 import { isFileResource } from '../pages/views.js'
 import type { PageRenderer, SectionPaths } from '../pages/page-renderer.js'
-import { applyFilter, resourceFilter } from '../pages/filters.js'
+import { applyFilter, resourceFilter, type ResourceFilter } from '../pages/filters.js'
+import { asksForPage, pageHref, pageOf, pageWindow, pagination, type PageWindow } from '../pages/pagination.js'
 import { accessGuard, grantedAccess, type OutsideAudience } from '../access/access-guard.js'
 import { canSee } from '../access/audience.js'
 import { isSlug } from './catalog.js'
@@ -20,6 +21,14 @@ const PRIVATE = 'private, no-store'
 const STRING = { type: 'string' } as const
 const STRINGS = { type: 'array', items: STRING } as const
 const OPTIONAL_STRING = { type: ['string', 'null'] } as const
+const OPTIONAL_INTEGER = { type: ['integer', 'null'] } as const
+
+// Present when the client asked for a page (`?start=`): docs/pages-and-views.md#pages.
+const PAGE_JSON = {
+  type: 'object',
+  required: ['start', 'size', 'total', 'prev', 'next'],
+  properties: { start: { type: 'integer' }, size: { type: 'integer' }, total: { type: 'integer' }, prev: OPTIONAL_INTEGER, next: OPTIONAL_INTEGER }
+} as const
 
 const INDEX_JSON = {
   type: 'object',
@@ -32,7 +41,8 @@ const INDEX_JSON = {
         required: ['slug', 'title', 'description', 'url', 'locked'],
         properties: { slug: STRING, title: STRING, description: STRING, url: STRING, locked: { type: 'boolean' } }
       }
-    }
+    },
+    page: PAGE_JSON
   }
 } as const
 
@@ -57,7 +67,8 @@ const CATEGORY_JSON = {
       type: 'object',
       required: ['subject', 'year', 'subjects', 'years'],
       properties: { subject: OPTIONAL_STRING, year: OPTIONAL_STRING, subjects: STRINGS, years: STRINGS }
-    }
+    },
+    page: PAGE_JSON
   }
 } as const
 
@@ -78,6 +89,8 @@ export interface SectionDeps {
    * `'hide'`, left off the index and answered at their address like a slug that does not exist.
    */
   restrictedCategories: OutsideAudience
+  /** How many categories a page of the index, and resources a page of a category, shows. */
+  pageSize: number
 }
 
 /** The index's categories for `member` (undefined: not signed in), marked or left out as the option says. */
@@ -89,6 +102,16 @@ export function indexCategories (categories: readonly Category[], member: Member
 
 function fileAsUrl ({ file: _file, ...fields }: FileResource, url: string) {
   return { ...fields, url }
+}
+
+/** A JSON answer's `page`: where the page asked for sits in the whole list. */
+function pageJson ({ start, size, total, prev, next }: PageWindow) {
+  return { start, size, total, prev: prev ?? null, next: next ?? null }
+}
+
+/** The filters a page's links keep, by their query names. */
+function filterParams (filter: ResourceFilter): Record<string, string | undefined> {
+  return { subject: filter.subject, year: filter.year }
 }
 
 /**
@@ -119,29 +142,46 @@ export function sectionRoutes (fastify: FastifyInstance, deps: SectionDeps): voi
   async function sectionIndex (request: FastifyRequest, reply: FastifyReply) {
     const member = await memberOf(request) ?? undefined
     const categories = indexCategories(await catalog.listCategories(), member, deps.restrictedCategories)
+    const window = pageWindow(request.query, categories.length, deps.pageSize)
     reply.header('cache-control', PRIVATE).header('vary', 'Accept')
     if (wantsJson(request)) {
-      return { categories: categories.map((c) => ({ slug: c.slug, title: c.title, description: c.description, url: paths.category(c.slug), locked: c.locked })) }
+      // Paged only when asked (`?start=`): JSON clients written before paging still get the whole list.
+      const paged = asksForPage(request.query)
+      const listed = (paged ? pageOf(categories, window) : categories)
+        .map((c) => ({ slug: c.slug, title: c.title, description: c.description, url: paths.category(c.slug), locked: c.locked }))
+      return paged ? { categories: listed, page: pageJson(window) } : { categories: listed }
     }
     const ctx = pages.context(member, reply)
-    return pages.sendView(reply, 'index', { categories }, ctx)
+    const shown = pagination(window, (start) => pageHref(paths.index, {}, start))
+    return pages.sendView(reply, 'index', { categories: pageOf(categories, window), ...(shown === undefined ? {} : { pagination: shown }) }, ctx)
   }
 
   async function categoryPage (request: FastifyRequest, reply: FastifyReply) {
     // The guard has redirected everyone else, so access is always granted here.
     const { member, target: category } = grantedAccess<CategoryWithResources>(request)!
     const filter = resourceFilter(category, request.query)
+    const matching = applyFilter(category.resources, filter)
+    const window = pageWindow(request.query, matching.length, deps.pageSize)
     reply.header('cache-control', PRIVATE).header('vary', 'Accept')
     if (wantsJson(request)) {
       const { resources: _all, ...summary } = category
-      return {
+      const paged = asksForPage(request.query)
+      const answer = {
         category: summary,
         // A file resource's path on disk stays ours: JSON clients get its download address as its url.
-        resources: applyFilter(category.resources, filter).map((r) => isFileResource(r) ? fileAsUrl(r, paths.file(category.slug, r)) : r),
+        resources: (paged ? pageOf(matching, window) : matching).map((r) => isFileResource(r) ? fileAsUrl(r, paths.file(category.slug, r)) : r),
         filter: { subject: filter.subject ?? null, year: filter.year ?? null, subjects: filter.subjects, years: filter.years }
       }
+      return paged ? { ...answer, page: pageJson(window) } : answer
     }
-    return pages.sendCategory(reply, category, filter, member, pages.csrfToken(member, reply))
+    const here = paths.category(category.slug)
+    const data = {
+      category,
+      resources: pageOf(matching, window),
+      filter,
+      pagination: pagination(window, (start) => pageHref(here, filterParams(filter), start))
+    }
+    return pages.sendCategory(reply, data, window.start, member, pages.csrfToken(member, reply))
   }
 
   const notFound = notFoundAnswer(deps)
