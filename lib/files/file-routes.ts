@@ -8,7 +8,8 @@ import { errorCodes } from '../errors.js'
 import { shortCircuitMark } from '../session/anonymous-short-circuit.js'
 import { accessGuard, grantedAccess } from '../access/access-guard.js'
 import { isSlug } from '../section/catalog.js'
-import { notFoundAnswer, type SectionDeps } from '../section/section-routes.js'
+import { guardedAnswers, notFoundAnswer, type SectionDeps } from '../section/section-routes.js'
+import { file, hostError, noBody, page, routeSchema, type RouteDoc } from '../pages/openapi.js'
 import { fileName, isFileResource } from '../pages/views.js'
 import { FILE_UNAVAILABLE_WARNING, forgetHostMistake, warnHostMistakeOnce } from '../warnings.js'
 
@@ -169,6 +170,21 @@ export async function fileRoutes (fastify: FastifyInstance, deps: FileRoutesDeps
     return reply.sendFile(found.path, root!, SEND_OPTIONS)
   }
 
+  const doc: RouteDoc = {
+    summary: 'A protected file (members only)',
+    description: 'The file of a file resource, to members who may see its category, as an attachment (Content-Disposition), with ranges and validators (ETag, Last-Modified).',
+    wildcard: 'The category\'s slug, the resource\'s id and the file\'s name: maths/fraction-wall/fraction-wall.pdf',
+    answers: {
+      200: file('OK: the file'),
+      206: file('Partial Content: the range asked for'),
+      304: noBody('Not Modified: the copy the member has is current'),
+      ...guardedAnswers(deps),
+      404: page('Not Found: no such file resource in the category, or its file cannot be served (logged as FST_SR_FILE_UNAVAILABLE)'),
+      412: hostError('Precondition Failed: If-Match or If-Unmodified-Since does not hold'),
+      416: hostError('Range Not Satisfiable: the range is past the end of the file')
+    }
+  }
+
   await fastify.register(async function schoolsResourcesFiles (files) {
     // @fastify/static's own 404 (a file removed between the check above and its opening) gets the
     // section's page too.
@@ -176,6 +192,7 @@ export async function fileRoutes (fastify: FastifyInstance, deps: FileRoutesDeps
     // A wildcard, as for the category pages, so that every shape of address reaches the guard, and
     // marked for the anonymous short-circuit in the same way.
     files.get('/*', {
+      schema: routeSchema(deps.openapi, doc),
       config: shortCircuitMark(deps.anonymous, deps.sessionDecides),
       preHandler: accessGuard<FileTarget>({ memberOf, pages, ...deps.anonymous }, findFile, notFound, deps.restrictedCategories),
       // A host's @fastify/static setHeaders runs after ours: on a file, the private Cache-Control is put back last.
