@@ -181,6 +181,13 @@ const FST_SR_SIGN_IN_BUSY = createError(
   503
 )
 
+/** The files option is set, but a package file serving needs (an optional peer) is not installed. */
+const FST_SR_MISSING_PACKAGE = createError<[string]>(
+  'FST_SR_MISSING_PACKAGE',
+  'fastify-schools-resources: the files option needs the package %s, which is not installed: npm i @fastify/static content-disposition',
+  500
+)
+
 export const errorCodes = {
   FST_SR_INVALID_OPTION,
   FST_SR_INVALID_CATALOG,
@@ -205,5 +212,6 @@ export const errorCodes = {
   FST_SR_INVALID_CATALOG_RECORD,
   FST_SR_INVALID_VIEW,
   FST_SR_INTERNAL_ERROR,
-  FST_SR_SIGN_IN_BUSY
+  FST_SR_SIGN_IN_BUSY,
+  FST_SR_MISSING_PACKAGE
 } as const

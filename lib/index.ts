@@ -58,7 +58,7 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
   // Routes live in their own context so the form parser and CSRF stay ours and do not leak into the host.
   async function schoolsResourcesSection (section: FastifyInstance) {
     if (!section.hasContentTypeParser(FORM)) await section.register(formbody)
-    if (opts.stylesheet.servePath !== undefined) stylesheetRoute(section, opts.stylesheet.servePath)
+    if (opts.stylesheet.servePath !== undefined) stylesheetRoute(section, opts.stylesheet.servePath, opts.openapi)
     const routes = {
       // Every record of a host's catalog is checked here, where it enters (InMemoryCatalog's already were).
       catalog: checkedCatalog(opts.catalog, section.log, paths.index),
@@ -69,7 +69,8 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
       anonymous,
       sessionDecides,
       restrictedCategories: opts.restrictedCategories,
-      pageSize: opts.pageSize
+      pageSize: opts.pageSize,
+      openapi: opts.openapi
     }
     sectionRoutes(section, routes)
     await fileRoutes(section, { ...routes, root: opts.filesRoot })
@@ -93,7 +94,8 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
       verifyCsrf: csrf.verify,
       renewCsrfCookie: csrf.dropCookie,
       passwordChecks: new PasswordChecks(opts.passwordChecks),
-      cookieName: opts.cookieName
+      cookieName: opts.cookieName,
+      openapi: opts.openapi
     })
   }
 }

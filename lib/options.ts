@@ -8,6 +8,7 @@ import { parseBaseUrl } from './redirect/site-origin.js'
 import { sessionCookieName } from './session/anonymous-short-circuit.js'
 import { parseConflictLog, type ConflictLogOption } from './redirect/conflict-log.js'
 import { resolveStylesheet, type ResolvedStylesheet } from './pages/stylesheet.js'
+import { resolveOpenApi, type OpenApi } from './pages/openapi.js'
 import type { Views } from './pages/views.js'
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from './pages/pagination.js'
 import { MemoryAttemptStore, type AttemptStore } from './stores/attempt-store.js'
@@ -83,6 +84,11 @@ export interface FastifySchoolsResourcesOptions {
    * absolute or relative to the working directory (docs/files.md). Required when the catalog names files.
    */
   files?: { root: string }
+  /**
+   * The section's routes in a host's @fastify/swagger document: hidden (`false`, the default), or shown
+   * tagged (`true`: `Resources`; `{ tag }`) with their answers (docs/openapi.md).
+   */
+  openapi?: boolean | { tag?: string }
 }
 
 export interface ResolvedOptions {
@@ -109,6 +115,7 @@ export interface ResolvedOptions {
   conflictLog: ConflictLogOption
   /** The files directory's real path (symlinks resolved), or undefined without the option. */
   filesRoot: string | undefined
+  openapi: OpenApi
 }
 
 // Fastify passes these through to every plugin; they are not ours to judge.
@@ -116,7 +123,8 @@ const FASTIFY_KEYS = new Set(['logLevel', 'logSerializers'])
 const KNOWN_KEYS = new Set<string>([
   'catalog', 'authenticate', 'signIn', 'prefix', 'baseUrl', 'loginPath', 'logoutPath',
   'sessionKey', 'keepSessionData', 'getMember', 'restrictedCategories', 'views', 'siteName', 'stylesheet', 'lockout', 'loginRateLimit', 'helmet', 'conflictLog',
-  'files', 'passwordChecks', 'cookieName', 'pageSize'
+  'files', 'passwordChecks', 'cookieName', 'pageSize',
+  'openapi'
 ])
 const VIEW_KEYS = new Set(['layout', 'index', 'category', 'login', 'notFound', 'forbidden'])
 
@@ -301,7 +309,8 @@ export function resolveOptions (raw: object): ResolvedOptions {
     cookieName: sessionCookieName(opts.cookieName),
     helmet: optionalObject(opts, 'helmet'),
     conflictLog: parseConflictLog(opts.conflictLog),
-    filesRoot: resolveFilesRoot(opts, catalog)
+    filesRoot: resolveFilesRoot(opts, catalog),
+    openapi: resolveOpenApi(opts.openapi)
   }
   if (resolved.prefix === '/') fail('prefix', 'must not be the site root')
   return resolved

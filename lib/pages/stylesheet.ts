@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
 import { errorCodes } from '../errors.js'
 import { CONTENT_SECURITY_POLICY } from './security-headers.js'
+import { css, noBody, routeSchema, type OpenApi, type RouteDoc } from './openapi.js'
 
 const { FST_SR_INVALID_OPTION } = errorCodes
 
@@ -251,8 +252,13 @@ export function stylesheetPolicy (stylesheet: ResolvedStylesheet): typeof CONTEN
  * Serves the stylesheet with an ETag. The versioned URL the layout links (`?v=<hash>`) is cached for a
  * year as immutable; any other request for it is revalidated.
  */
-export function stylesheetRoute (fastify: FastifyInstance, servePath: string): void {
-  fastify.get(servePath, async function schoolsResourcesStylesheet (request, reply) {
+export function stylesheetRoute (fastify: FastifyInstance, servePath: string, openapi: OpenApi): void {
+  const doc: RouteDoc = {
+    summary: 'The section\'s stylesheet',
+    description: 'Linked by its pages with ?v=<hash> (cached for a year); any other request is revalidated by its ETag.',
+    answers: { 200: css('OK: the stylesheet'), 304: noBody('Not Modified: If-None-Match names its ETag') }
+  }
+  fastify.get(servePath, { schema: routeSchema(openapi, doc) }, async function schoolsResourcesStylesheet (request, reply) {
     const versioned = (request.query as { v?: unknown }).v === STYLESHEET_HASH
     reply
       .type('text/css; charset=utf-8')

@@ -9,6 +9,7 @@ import { applyFilter, resourceFilter, type ResourceFilter } from '../pages/filte
 import { asksForPage, pageHref, pageOf, pageWindow, pagination, type PageWindow } from '../pages/pagination.js'
 import { accessGuard, grantedAccess, type OutsideAudience } from '../access/access-guard.js'
 import { canSee } from '../access/audience.js'
+import { hostError, page, redirect, routeSchema, STORE_DOWN, type OpenApi, type RouteDoc } from '../pages/openapi.js'
 import { isSlug } from './catalog.js'
 
 // Every page here depends on the session (the member's name, the logout token), so no cache keeps any.
@@ -91,6 +92,23 @@ export interface SectionDeps {
   restrictedCategories: OutsideAudience
   /** How many categories a page of the index, and resources a page of a category, shows. */
   pageSize: number
+  /** Hidden from a host's @fastify/swagger, or shown under a tag (pages/openapi.ts). */
+  openapi: OpenApi
+}
+
+/**
+ * The answers a members-only route of the section gives everyone but the member it serves: visitors the
+ * login redirect, and what the options allow (a 400 only where the Host header makes the address, a
+ * 403 only when restricted categories are marked).
+ */
+export function guardedAnswers (deps: Pick<SectionDeps, 'anonymous' | 'restrictedCategories'>): RouteDoc['answers'] {
+  return {
+    302: redirect('Found: a visitor who is not signed in goes to the login page, BackURL naming this address'),
+    400: deps.anonymous.baseUrl === undefined ? hostError('Bad Request: the Host header cannot make the absolute address of the login redirect (FST_SR_BAD_HOST, FST_SR_BAD_PROTOCOL); set baseUrl') : undefined,
+    403: deps.restrictedCategories === 'mark' ? page('Forbidden: the member is outside the category\'s audience (FST_SR_FORBIDDEN)') : undefined,
+    414: hostError('URI Too Long: the path and query are over 1024 characters (FST_SR_URI_TOO_LONG)'),
+    503: STORE_DOWN
+  }
 }
 
 /** The index's categories for `member` (undefined: not signed in), marked or left out as the option says. */
@@ -186,11 +204,15 @@ export function sectionRoutes (fastify: FastifyInstance, deps: SectionDeps): voi
 
   const notFound = notFoundAnswer(deps)
 
-  const index = { schema: { response: { 200: INDEX_JSON } } }
-  fastify.get(`${prefix}/`, index, sectionIndex)
+  const index: RouteDoc = {
+    summary: 'The section index',
+    description: 'Every category, for everyone; a member outside a category\'s audience sees it marked as locked (or not at all, with restrictedCategories: \'hide\'). HTML, or JSON for a client that prefers it (Accept). Paged by the query\'s start (an offset; pageSize a page); JSON is paged only when start is given.',
+    answers: { 200: page('OK: the index page, or its categories as JSON', INDEX_JSON), 503: STORE_DOWN }
+  }
+  fastify.get(`${prefix}/`, { schema: routeSchema(deps.openapi, index, INDEX_JSON) }, sectionIndex)
   // With the host's ignoreTrailingSlash the router already answers the bare prefix (hasRoute takes the
   // whole path, register prefix included).
-  if (!fastify.hasRoute({ method: 'GET', url: paths.index.slice(0, -1) })) fastify.get(prefix, index, sectionIndex)
+  if (!fastify.hasRoute({ method: 'GET', url: paths.index.slice(0, -1) })) fastify.get(prefix, { schema: routeSchema(deps.openapi, index, INDEX_JSON) }, sectionIndex)
 
   /** `resources/<slug>/` or `resources/<slug>` → the category; any other shape is no category. */
   function findCategory (request: FastifyRequest): Promise<CategoryWithResources | undefined> | undefined {
@@ -208,8 +230,18 @@ export function sectionRoutes (fastify: FastifyInstance, deps: SectionDeps): voi
   // A wildcard, so that every shape of slug (too long, nested, odd characters) reaches the guard. The
   // config marks the route for the anonymous short-circuit, which may then answer requests without a
   // session cookie first; not when the host's getMember decides, whose members may have no such cookie.
+  const category: RouteDoc = {
+    summary: 'A category page (members only)',
+    description: 'The category\'s resources, filtered by the query\'s subject and year (both optional) and paged by its start (an offset; JSON is paged only when start is given). HTML, or JSON for a client that prefers it (Accept). A member asking for a category that does not exist is sent to the section index.',
+    wildcard: 'The category\'s slug and a slash: maths/',
+    answers: {
+      200: page('OK: the category page, or the category, its filtered resources and the filter as JSON', CATEGORY_JSON),
+      ...guardedAnswers(deps),
+      302: redirect('Found: a visitor who is not signed in goes to the login page, BackURL naming this address; a member asking for a category that does not exist (or, with restrictedCategories: \'hide\', one outside their audience) to the section index')
+    }
+  }
   fastify.get(`${prefix}/resources/*`, {
-    schema: { response: { 200: CATEGORY_JSON } },
+    schema: routeSchema(deps.openapi, category, CATEGORY_JSON),
     config: shortCircuitMark(deps.anonymous, deps.sessionDecides),
     preHandler: accessGuard({ memberOf, pages, ...deps.anonymous }, findCategory, toIndex, deps.restrictedCategories)
   }, categoryPage)

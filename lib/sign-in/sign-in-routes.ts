@@ -11,6 +11,7 @@ import { isJsonClient, sendJsonError, wantsJson } from '../pages/negotiation.js'
 import type { PageRenderer, SectionPaths } from '../pages/page-renderer.js'
 import { retryTime, type LoginViewData } from '../pages/views.js'
 import { logServerError } from '../pages/server-error.js'
+import { hostError, page, redirect, routeSchema, STORE_DOWN, type OpenApi, type RouteDoc } from '../pages/openapi.js'
 import { safeBackUrl } from './back-url.js'
 import { DEVICE_COOKIE } from './device-cookie.js'
 import type { Refusal, SignInLimits } from './limits.js'
@@ -19,6 +20,13 @@ import type { PasswordChecks } from './password-checks.js'
 const { FST_SR_SHARED_SIGN_IN, FST_SR_MISSING_CREDENTIALS, FST_SR_INVALID_CREDENTIALS, FST_SR_LOCKED_OUT, FST_SR_LOGIN_RATE_LIMITED, FST_SR_INSECURE_SIGN_IN } = errorCodes
 // The password checks' refusal when every turn is taken (password-checks.ts), with its retryAfter.
 const SIGN_IN_BUSY: keyof typeof errorCodes = 'FST_SR_SIGN_IN_BUSY'
+
+// The login form's JSON (GET with Accept: application/json).
+const LOGIN_JSON = {
+  type: 'object',
+  required: ['signedIn', 'csrfToken'],
+  properties: { signedIn: { type: 'boolean' }, csrfToken: { type: 'string' } }
+} as const
 
 export interface SignInDeps {
   authenticate: (credentials: Credentials, request: FastifyRequest) => Promise<Member | null | undefined>
@@ -36,6 +44,8 @@ export interface SignInDeps {
   limits: SignInLimits | undefined
   /** Checks the form's CSRF token (runs before the handlers). */
   verifyCsrf: preHandlerHookHandler
+  /** Hidden from a host's @fastify/swagger, or shown under a tag (pages/openapi.ts). */
+  openapi: OpenApi
   /** Drops the CSRF cookie when it is the plugin's own, so that sign-in renews it. */
   renewCsrfCookie: ((reply: FastifyReply) => void) | undefined
   /** Bounds the `authenticate` calls at once, with a fair share per client address. */
@@ -153,7 +163,39 @@ export function signInRoutes (fastify: FastifyInstance, deps: SignInDeps): void 
     return loginPage(reply, status, { backUrl, error: status === 403 ? EXPIRED_FORM : error.message }, member)
   })
 
-  fastify.get(deps.routes.login, async function loginForm (request, reply) {
+  // The form's fields, said in words: a body schema would validate them, before the CSRF check and ours.
+  const FIELDS = 'Form fields (urlencoded, or JSON): email, password, _csrf (the token of the login form, or csrfToken of its JSON) and an optional BackURL, a path on this site to return to.'
+  const EXPIRED = page('Forbidden: the form\'s CSRF token is missing, wrong or expired (the form again, saying so)')
+  const BAD_HOST = baseUrl === undefined ? hostError('Bad Request: the Host header cannot make the absolute address of the redirect (FST_SR_BAD_HOST, FST_SR_BAD_PROTOCOL); set baseUrl') : undefined
+  const loginDoc: RouteDoc = {
+    summary: 'The login form',
+    description: 'The form, with BackURL (the address to return to, kept when it stays on this site). JSON clients get whether they are signed in and the CSRF token to post.',
+    answers: { 200: page('OK: the login page, or { signedIn, csrfToken } as JSON', LOGIN_JSON), 503: STORE_DOWN }
+  }
+  const signInDoc: RouteDoc = {
+    summary: 'Sign in',
+    description: `Checks the credentials, with the sign-in limits before the password. ${FIELDS} A refusal is the form again with the message (HTML) or the error (JSON).`,
+    answers: {
+      303: redirect('See Other: signed in (a new session id); to BackURL, or the section index'),
+      400: page(`Bad Request: no email or no password (FST_SR_MISSING_CREDENTIALS)${BAD_HOST === undefined ? '' : '; a Host header that cannot make the absolute address of the redirect (FST_SR_BAD_HOST), answered by the host\'s error handler'}`),
+      401: page('Unauthorized: wrong email or password (FST_SR_INVALID_CREDENTIALS)'),
+      403: EXPIRED,
+      429: limits === undefined ? undefined : page('Too Many Requests: the username is locked out (FST_SR_LOCKED_OUT) or the address failed too often (FST_SR_LOGIN_RATE_LIMITED), with Retry-After'),
+      503: page('Service Unavailable: every password check is taken (FST_SR_SIGN_IN_BUSY), or the store is down (FST_SR_STORE_UNAVAILABLE); with Retry-After')
+    }
+  }
+  const signOutDoc: RouteDoc = {
+    summary: 'Sign out',
+    description: 'Ends the session. Form fields: _csrf (the token of the page\'s logout form) and an optional BackURL (then the login page, to come back to it as someone else).',
+    answers: {
+      303: redirect('See Other: signed out; to the section index, or the login page with BackURL'),
+      400: BAD_HOST,
+      403: EXPIRED,
+      503: page('Service Unavailable: the store is down; with a good token the session cookie is still expired (signedOut: true in JSON)')
+    }
+  }
+
+  fastify.get(deps.routes.login, { schema: routeSchema(deps.openapi, loginDoc) }, async function loginForm (request, reply) {
     const member = await memberOf(request) ?? undefined
     if (wantsJson(request)) {
       reply.header('cache-control', 'no-store').header('vary', 'Accept')
@@ -163,7 +205,7 @@ export function signInRoutes (fastify: FastifyInstance, deps: SignInDeps): void 
   })
 
   // The CSRF check comes first: a cross-site POST without the form's token spends no one's budget.
-  fastify.post(deps.routes.login, { preHandler: deps.verifyCsrf }, async function signIn (request, reply) {
+  fastify.post(deps.routes.login, { schema: routeSchema(deps.openapi, signInDoc), preHandler: deps.verifyCsrf }, async function signIn (request, reply) {
     const body = fields(request.body)
     // The form posts BackURL in its body; a hand-made link may carry it in the query instead.
     const backUrl = body.BackURL ?? fields(request.query).BackURL
@@ -245,7 +287,7 @@ export function signInRoutes (fastify: FastifyInstance, deps: SignInDeps): void 
   // While the store is down, @fastify/session fails before this route; the 503 path (pages/unavailable.ts)
   // then checks the form's token with the same hook and expires the session cookie.
   const outageSignOut = { [kOutageSignOut]: { verifyCsrf: deps.verifyCsrf, cookieName: deps.cookieName } }
-  fastify.post(deps.routes.logout, { preHandler: deps.verifyCsrf, config: outageSignOut }, async function signOut (request, reply) {
+  fastify.post(deps.routes.logout, { schema: routeSchema(deps.openapi, signOutDoc), preHandler: deps.verifyCsrf, config: outageSignOut }, async function signOut (request, reply) {
     // The session goes from the store, so its cookie is worthless; @fastify/session clears that cookie
     // itself on the next request, when it finds no session behind it.
     await request.session.destroy()
