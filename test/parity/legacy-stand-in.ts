@@ -1,0 +1,113 @@
+import { once } from 'node:events'
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+
+/**
+ * A stand-in for the legacy SilverStripe site, as far as an anonymous visitor sees it, written from its
+ * documented rules (the spec, docs/legacy-differences.md) rather than from this package:
+ * - Security::permissionFailure: 302 to `Director::absoluteURL('Security/login') . '?BackURL=' .
+ *   urlencode($_SERVER['REQUEST_URI'])`, REQUEST_URI being the request target exactly as received;
+ * - PHP's urlencode: `A-Z a-z 0-9 - _ .` kept, space as `+`, every other byte `%XX` (so `~` is `%7E`);
+ * - a session (PHPSESSID) started for every visitor;
+ * - HTTPCacheControlMiddleware's default state: `no-cache, no-store, must-revalidate`;
+ * - major 5 (5.1+ with add_trailing_slash off, CanonicalURLMiddleware enforcing it): `/x/` answered
+ *   301 to `/x` (query kept) before anything else.
+ */
+export interface StandInOptions {
+  major?: 4 | 5
+  /** The return parameter's name (default BackURL). */
+  returnParam?: string
+  /** The origin it writes in its Locations (its base URL); default: where it listens. */
+  publicOrigin?: string
+  /** Deliberate differences to plant, each on the category page whose slug is given. */
+  plant?: {
+    /** Answers this category with 301 rather than 302. */
+    status?: string
+    /** Writes this category's BackURL escapes in lower case (`%2f`): the same address, another encoding. */
+    encoding?: string
+    /** A relative Location for this category. */
+    relativeLocation?: string
+    /** No Cache-Control on the section index: a shared cache may keep it. */
+    indexCacheable?: boolean
+    /** Addresses whose connection is dropped without an answer. */
+    hangUp?: string[]
+    /** Addresses answered 503 (Retry-After: 0) the first time. */
+    unavailableOnce?: string[]
+    /** Addresses never answered. */
+    silent?: string[]
+  }
+}
+
+export function phpUrlencode (value: string): string {
+  let out = ''
+  for (const byte of Buffer.from(value, 'utf8')) {
+    const c = String.fromCharCode(byte)
+    if (/[A-Za-z0-9_.-]/.test(c)) out += c
+    else if (c === ' ') out += '+'
+    else out += `%${byte.toString(16).toUpperCase().padStart(2, '0')}`
+  }
+  return out
+}
+
+const SS_NO_CACHE = 'no-cache, no-store, must-revalidate'
+const CATEGORIES = ['maths', 'english', 'science', 'humanities', 'wellbeing', 'staff-room']
+
+export interface StandIn {
+  origin: string
+  /** When each request arrived (performance.now()), and its target. */
+  log: Array<{ at: number, target: string, method: string, headers: IncomingMessage['headers'] }>
+  close: () => Promise<void>
+}
+
+export async function startStandIn (options: StandInOptions = {}): Promise<StandIn> {
+  const log: StandIn['log'] = []
+  const plant = options.plant ?? {}
+  let publicOrigin = ''
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    const target = req.url!
+    log.push({ at: performance.now(), target, method: req.method!, headers: req.headers })
+    if (plant.hangUp?.includes(target)) { req.socket.destroy(); return }
+    if (plant.silent?.includes(target)) return
+    if (plant.unavailableOnce?.includes(target) && log.filter((l) => l.target === target).length === 1) {
+      res.writeHead(503, { 'retry-after': '0' }).end()
+      return
+    }
+    const [path, query] = target.split(/\?(.*)/s)
+    res.setHeader('set-cookie', `PHPSESSID=${Math.random().toString(36).slice(2)}; path=/; HttpOnly`)
+    res.setHeader('cache-control', SS_NO_CACHE)
+    if (options.major === 5 && path.length > 1 && path.endsWith('/')) {
+      res.writeHead(301, { location: `${publicOrigin}${path.slice(0, -1)}${query === undefined ? '' : `?${query}`}` }).end()
+      return
+    }
+    const category = /^\/schools\/resources\/resources\/([^/]*)/.exec(path)
+    if (category !== null) {
+      const slug = category[1]
+      const backUrl = slug === plant.encoding ? phpUrlencode(target).replace(/%[0-9A-F]{2}/g, (e) => e.toLowerCase()) : phpUrlencode(target)
+      const login = `/Security/login?${options.returnParam ?? 'BackURL'}=${backUrl}`
+      res.writeHead(slug === plant.status ? 301 : 302, { location: slug === plant.relativeLocation ? login : publicOrigin + login }).end()
+      return
+    }
+    if (path === '/schools/resources/' || path === '/schools/resources') {
+      if (plant.indexCacheable === true) res.removeHeader('cache-control')
+      const links = CATEGORIES.map((slug) => `<li><a href="/schools/resources/resources/${slug}/">${slug}</a></li>`).join('')
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
+        .end(`<!doctype html><title>Resources</title><a href="/Security/login">Log in</a><a href="#main">skip</a><ul>${links}</ul><a href="https://elsewhere.example/x">out</a>`)
+      return
+    }
+    if (path === '/Security/login') {
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
+        .end('<form method="post" action="/Security/LoginForm"><input type="hidden" name="SecurityID" value="abc"><input type="email" name="Email"><input type="password" name="Password"></form>')
+      return
+    }
+    res.writeHead(404, { 'content-type': 'text/html; charset=utf-8' }).end('<h1>Page not found</h1>')
+  })
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  publicOrigin = options.publicOrigin ?? origin
+  return {
+    origin,
+    log,
+    close: async () => { server.closeAllConnections(); server.close(); await once(server, 'close') }
+  }
+}
