@@ -16,13 +16,15 @@ export interface Politeness {
 export const DEFAULT_POLITENESS: Politeness = { concurrency: 4, ratePerSecond: 10, timeoutMs: 10_000, retries: 2, backoffMs: 500 }
 
 /**
- * One origin's budget: at most `concurrency` requests in flight, and starts spaced 1/rate apart (no
- * bursts, so a live site sees an even trickle whatever the concurrency).
+ * One origin's budget: at most `concurrency` requests in flight, and each start at least 1/rate after
+ * the one before it, measured from when that one really started: a timer that fires late (a busy event
+ * loop) delays the ones after it rather than letting them catch up in a burst.
  */
 export class OriginLimiter {
   #inFlight = 0
   #waiting: Array<() => void> = []
-  #nextStart = 0
+  #gate: Promise<void> = Promise.resolve()
+  #lastStart = -Infinity
   readonly #interval: number
   readonly #concurrency: number
 
@@ -35,10 +37,13 @@ export class OriginLimiter {
     if (this.#inFlight >= this.#concurrency) await new Promise<void>((resolve) => this.#waiting.push(resolve))
     else this.#inFlight++
     try {
-      const now = performance.now()
-      const start = Math.max(now, this.#nextStart)
-      this.#nextStart = start + this.#interval
-      if (start > now) await sleep(start - now)
+      const turn = this.#gate.then(async () => {
+        const wait = this.#lastStart + this.#interval - performance.now()
+        if (wait > 0) await sleep(wait)
+        this.#lastStart = performance.now()
+      })
+      this.#gate = turn
+      await turn
       return await task()
     } finally {
       // The slot passes straight to the next waiter, so the count never dips and lets a newcomer in first.

@@ -50,7 +50,9 @@ async function gather (options: ParityOptions, limiters: Limiters): Promise<Addr
   const seen = new Map<string, Source>()
   const add = (targets: string[], source: Source) => { for (const t of targets) if (!seen.has(t)) seen.set(t, source) }
   for (const file of options.addressFiles) add(await readAddressFile(file), 'file')
-  for (const sitemap of options.sitemaps) add(await readSitemap(sitemap, (url) => limiters.get(url, options.legacyHeaders)), 'sitemap')
+  // A sitemap lists the legacy site's public addresses: those are fetched from where it runs.
+  const fromLegacy = (url: string) => { const u = new URL(url); return options.legacyOrigins.includes(u.origin) ? options.legacy + u.pathname + u.search : url }
+  for (const sitemap of options.sitemaps) add(await readSitemap(sitemap, (url) => limiters.get(fromLegacy(url), options.legacyHeaders)), 'sitemap')
   if (options.crawl !== undefined) {
     add(await crawl(options.prefix, options.legacyOrigins, options.crawl, (target) => limiters.get(options.legacy + target, options.legacyHeaders)), 'crawl')
   }

@@ -94,6 +94,17 @@ export async function startStandIn (options: StandInOptions = {}): Promise<Stand
         .end(`<!doctype html><title>Resources</title><a href="/Security/login">Log in</a><a href="#main">skip</a><ul>${links}</ul><a href="https://elsewhere.example/x">out</a>`)
       return
     }
+    // The googlesitemaps module's index, and the one sitemap it lists.
+    if (path === '/sitemap.xml') {
+      res.writeHead(200, { 'content-type': 'application/xml' })
+        .end(`<?xml version="1.0" encoding="UTF-8"?><sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><sitemap><loc>${publicOrigin}/sitemap-pages.xml</loc></sitemap></sitemapindex>`)
+      return
+    }
+    if (path === '/sitemap-pages.xml') {
+      res.writeHead(200, { 'content-type': 'application/xml' })
+        .end(`<?xml version="1.0" encoding="UTF-8"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>${publicOrigin}/schools/resources/</loc></url></urlset>`)
+      return
+    }
     if (path === '/Security/login') {
       res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
         .end('<form method="post" action="/Security/LoginForm"><input type="hidden" name="SecurityID" value="abc"><input type="email" name="Email"><input type="password" name="Password"></form>')

@@ -2,6 +2,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Test } from 'tap'
+import { createServer } from 'node:net'
+import { once } from 'node:events'
+import type { AddressInfo } from 'node:net'
 import { buildApp } from '../../examples/app.js'
 import { main } from '../../lib/parity/cli.js'
 
@@ -40,3 +43,13 @@ export const SPEC_ADDRESSES = [
   '/schools/resources/',
   '/Security/login?BackURL=%2Fschools%2Fresources%2Fresources%2Fmaths%2F'
 ]
+
+/** An origin on this machine where nothing listens (a port just freed). */
+export async function closedOrigin (scheme = 'http'): Promise<string> {
+  const server = createServer().listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  const { port } = server.address() as AddressInfo
+  server.close()
+  await once(server, 'close')
+  return `${scheme}://127.0.0.1:${port}`
+}
