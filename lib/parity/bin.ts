@@ -3,4 +3,5 @@
 // load, never the plugin, so it runs from the installed package with nothing else.
 import { main } from './cli.js'
 
-void main(process.argv.slice(2), process).then((code) => { process.exitCode = code })
+// main() turns every failure into a message and an exit code: it never rejects.
+main(process.argv.slice(2), process).then((code) => { process.exitCode = code })

@@ -22,7 +22,7 @@ export async function crawl (prefix: string, origins: string[], bounds: CrawlBou
     const next: string[] = []
     for (const target of level) {
       const answer = await get(target).catch(() => undefined)
-      if (answer?.status !== 200 || !/html/i.test(answer.headers.get('content-type') ?? '')) continue
+      if (answer?.status !== 200 || !/html/i.test(String(answer.headers.get('content-type')))) continue
       for (const [, , href] of answer.body.matchAll(/\bhref\s*=\s*(["'])(.*?)\1/gi)) {
         const url = URL.parse(href.replaceAll('&amp;', '&'), `${origins[0]}${target}`)
         if (url === null || !origins.includes(url.origin)) continue

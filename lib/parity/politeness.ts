@@ -70,14 +70,15 @@ export class RequestFailure extends Error {
 
 const TLS_CODE = /^(?:ERR_TLS_|ERR_SSL_|CERT_|UNABLE_TO_|DEPTH_ZERO_|SELF_SIGNED_|HOSTNAME_MISMATCH)/
 
-/** The error code under fetch's "fetch failed" (undici puts the socket's error in `cause`). */
+/** The error under fetch's "fetch failed" (undici puts the socket's error in `cause`), named by its code. */
 export function failureOf (err: unknown, timeoutMs: number): RequestFailure {
-  const e = err as Error & { cause?: { code?: string, message?: string } }
+  type Coded = Error & { code?: string }
+  const e = err as Coded & { cause?: Coded }
   if (e.name === 'TimeoutError') return new RequestFailure(`no answer within ${timeoutMs} ms`, 'TIMEOUT')
-  const code = e.cause?.code ?? 'NETWORK'
-  const detail = e.cause?.message ?? e.message
-  if (TLS_CODE.test(code) || /ssl|tls|certificate/i.test(detail)) return new RequestFailure(`TLS error: ${detail} (${code})`, 'TLS')
-  return new RequestFailure(`${detail} (${code})`, code)
+  const cause: Coded = e.cause ?? e
+  const code = cause.code ?? 'NETWORK'
+  if (TLS_CODE.test(code)) return new RequestFailure(`TLS error: ${cause.message} (${code})`, 'TLS')
+  return new RequestFailure(`${cause.message} (${code})`, code)
 }
 
 const retryable = (status: number) => status === 429 || status >= 500

@@ -43,8 +43,12 @@ t.test('sitemaps (a file, an index by URL) and a bounded crawl', async (t) => {
   t.equal(fromUrl.code, 0, fromUrl.stderr)
   t.same(targets(json), ['sitemap /schools/resources/'], 'the index\'s sitemap was read')
 
-  const crawl = async (depth: string, max: string) => {
-    const run = await runCli(['parity', ...site, '--crawl', '--crawl-depth', depth, '--crawl-max', max, '--json', json])
+  const nested = await runCli(['parity', ...site, '--sitemap', `${legacy.origin}/sitemap-of-indexes.xml`, '--sitemap', urlset, '--json', json])
+  t.equal(nested.code, 0, nested.stderr)
+  t.equal(targets(json).length, 2, 'an index within an index is not followed')
+
+  const crawl = async (depth: string, max: string, more: string[] = []) => {
+    const run = await runCli(['parity', ...site, ...more, '--crawl', '--crawl-depth', depth, '--crawl-max', max, '--json', json])
     t.equal(run.code, 0, run.stderr)
     return targets(json).map((s) => s.replace(/^crawl \/schools\/resources\/(?:resources\/)?/, ''))
   }
@@ -52,6 +56,13 @@ t.test('sitemaps (a file, an index by URL) and a bounded crawl', async (t) => {
   t.same(await crawl('1', '3'), ['', 'maths/', 'english/'], 'at most --crawl-max; no link outside the prefix or the site')
   t.same(await crawl('2', '100'), ['', 'maths/', 'english/', 'science/', 'humanities/', 'wellbeing/', 'staff-room/'], 'category pages redirect: nothing deeper')
   t.same(await crawl('1', '1'), [''])
+  // A page that fails while crawling is skipped (and reported when compared).
+  const failing = await startStandIn({ plant: { hangUp: ['/schools/resources/resources/maths/'] } })
+  t.teardown(failing.close)
+  const run = await runCli(['parity', '--legacy', failing.origin, '--candidate', candidate.origin, '--crawl', '--retries', '0', '--json', json, ...FAST])
+  t.equal(run.code, 1)
+  t.same(targets(json).length, 7)
+  t.match(run.stdout, /request failed\s+1\n\s+\/schools\/resources\/resources\/maths\//)
 })
 
 t.test('every bad input: a message naming it, exit 2, no report', async (t) => {
@@ -73,6 +84,7 @@ t.test('every bad input: a message naming it, exit 2, no report', async (t) => {
     ['sitemap cut short', ['--sitemap', file('s2.xml', '<urlset><url><loc>https://a.example/x</loc></url>')], /s2\.xml does not parse: .*not closed/],
     ['sitemap with a bad loc', ['--sitemap', file('s3.xml', '<urlset><url><loc>/relative</loc></url></urlset>')], /s3\.xml does not parse: <loc>\/relative<\/loc> is not an http\(s\) URL/],
     ['sitemap with an open loc', ['--sitemap', file('s4.xml', '<urlset><url><loc>https://a.example/x</url></urlset>')], /s4\.xml does not parse: a <loc> is not closed/],
+    ['sitemap without addresses', ['--sitemap', file('s5.xml', '<urlset></urlset>')], /the inputs hold no address/],
     ['missing sitemap file', ['--sitemap', join(dir, 'absent.xml')], /sitemap .*absent\.xml: cannot read it \(ENOENT\)/],
     ['sitemap URL answering 404', ['--sitemap', `${legacy.origin}/nope.xml`], /sitemap http:.*\/nope\.xml: answered 404, not 200/],
     ['sitemap URL not answering', ['--sitemap', `${closed}/sitemap.xml`, '--retries', '0'], /sitemap http:\/\/127\.0\.0\.1:\d+\/sitemap\.xml: cannot fetch it: .*ECONNREFUSED/],

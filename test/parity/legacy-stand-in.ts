@@ -31,8 +31,12 @@ export interface StandInOptions {
     indexCacheable?: boolean
     /** Addresses whose connection is dropped without an answer. */
     hangUp?: string[]
-    /** Addresses answered 503 (Retry-After: 0) the first time. */
+    /** Addresses answered 503 with Retry-After: 1 the first time. */
     unavailableOnce?: string[]
+    /** Addresses answered 429 without Retry-After the first time. */
+    busyOnce?: string[]
+    /** Gives this category's BackURL without its query, as if built from the path alone. */
+    dropQuery?: string
     /** Addresses never answered. */
     silent?: string[]
   }
@@ -68,10 +72,9 @@ export async function startStandIn (options: StandInOptions = {}): Promise<Stand
     log.push({ at: performance.now(), target, method: req.method!, headers: req.headers })
     if (plant.hangUp?.includes(target)) { req.socket.destroy(); return }
     if (plant.silent?.includes(target)) return
-    if (plant.unavailableOnce?.includes(target) && log.filter((l) => l.target === target).length === 1) {
-      res.writeHead(503, { 'retry-after': '0' }).end()
-      return
-    }
+    const first = log.filter((l) => l.target === target).length === 1
+    if (first && plant.unavailableOnce?.includes(target)) { res.writeHead(503, { 'retry-after': '1' }).end(); return }
+    if (first && plant.busyOnce?.includes(target)) { res.writeHead(429).end(); return }
     const [path, query] = target.split(/\?(.*)/s)
     res.setHeader('set-cookie', `PHPSESSID=${Math.random().toString(36).slice(2)}; path=/; HttpOnly`)
     res.setHeader('cache-control', SS_NO_CACHE)
@@ -82,7 +85,8 @@ export async function startStandIn (options: StandInOptions = {}): Promise<Stand
     const category = /^\/schools\/resources\/resources\/([^/]*)/.exec(path)
     if (category !== null) {
       const slug = category[1]
-      const backUrl = slug === plant.encoding ? phpUrlencode(target).replace(/%[0-9A-F]{2}/g, (e) => e.toLowerCase()) : phpUrlencode(target)
+      const uri = slug === plant.dropQuery ? path : target
+      const backUrl = slug === plant.encoding ? phpUrlencode(uri).replace(/%[0-9A-F]{2}/g, (e) => e.toLowerCase()) : phpUrlencode(uri)
       const login = `/Security/login?${options.returnParam ?? 'BackURL'}=${backUrl}`
       res.writeHead(slug === plant.status ? 301 : 302, { location: slug === plant.relativeLocation ? login : publicOrigin + login }).end()
       return
@@ -98,6 +102,11 @@ export async function startStandIn (options: StandInOptions = {}): Promise<Stand
     if (path === '/sitemap.xml') {
       res.writeHead(200, { 'content-type': 'application/xml' })
         .end(`<?xml version="1.0" encoding="UTF-8"?><sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><sitemap><loc>${publicOrigin}/sitemap-pages.xml</loc></sitemap></sitemapindex>`)
+      return
+    }
+    if (path === '/sitemap-of-indexes.xml') {
+      res.writeHead(200, { 'content-type': 'application/xml' })
+        .end(`<sitemapindex><sitemap><loc>${publicOrigin}/sitemap.xml</loc></sitemap></sitemapindex>`)
       return
     }
     if (path === '/sitemap-pages.xml') {

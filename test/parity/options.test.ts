@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { startStandIn } from './legacy-stand-in.js'
 import { runCli, SPEC_ADDRESSES, startExample, tempDir } from './run-cli.js'
 import { main } from '../../lib/parity/cli.js'
-import { cacheabilityOf, observe, phpUrldecode } from '../../lib/parity/compare.js'
+import { cacheabilityOf, compare, observe, phpUrldecode } from '../../lib/parity/compare.js'
 
 // The options a team needs for its own sites: the legacy major version, public origins, a renamed return
 // parameter, headers, HEAD, its allow-list; and the command line's own help and mistakes.
@@ -153,5 +153,7 @@ t.test('what a cache may do, and PHP\'s urldecode', async (t) => {
   t.match(at('https://www.example.org'), { location: '/', locationForm: 'absolute' })
   t.match(at('https://www.example.org.evil.example/x'), { location: 'https://www.example.org.evil.example/x', locationForm: 'absolute' })
   t.match(at('//www.example.org/x'), { locationForm: 'absolute' })
+  const plain = { status: 200, location: null, locationForm: 'none' as const, backUrl: null, cacheability: 'none' as const, sessionCookie: false }
+  t.same(compare(plain, { ...plain, sessionCookie: true }), [{ kind: 'session-cookie', legacy: 'none', candidate: 'set' }], 'a new session where the legacy site had none')
   t.match(at('/Security/login?a=1&BackURL=x&BackURL=y'), { location: '/Security/login?a=1&{return}&BackURL=y', backUrl: 'x', locationForm: 'relative' })
 })

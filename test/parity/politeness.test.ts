@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { startStandIn } from './legacy-stand-in.js'
 import { closedOrigin, runCli, tempDir } from './run-cli.js'
+import { failureOf } from '../../lib/parity/politeness.js'
 
 // Polite to a live site: the rate per origin (measured at the stand-in), retries, timeouts, and the
 // clear stop when a site cannot be reached at all.
@@ -32,23 +33,24 @@ t.test('the rate limit holds at the site, measured per time window', async (t) =
 
 t.test('retries with backoff after a 503, a timeout, a dropped connection', async (t) => {
   const legacy = await startStandIn({
-    plant: { unavailableOnce: ['/schools/resources/resources/maths/'], silent: ['/schools/resources/resources/english/'], hangUp: ['/schools/resources/resources/science/'] }
+    plant: { unavailableOnce: ['/schools/resources/resources/maths/'], busyOnce: ['/schools/resources/resources/wellbeing/'], silent: ['/schools/resources/resources/english/'], hangUp: ['/schools/resources/resources/science/'] }
   })
   t.teardown(legacy.close)
   const candidate = await startStandIn()
   t.teardown(candidate.close)
   const { dir, file } = tempDir(t)
   const json = join(dir, 'r.json')
-  const addresses = file('a.txt', ['maths', 'english', 'science'].map((s) => `/schools/resources/resources/${s}/`).join('\n'))
+  const addresses = file('a.txt', ['maths', 'english', 'science', 'wellbeing'].map((s) => `/schools/resources/resources/${s}/`).join('\n'))
   const run = await runCli(['parity', '--legacy', legacy.origin, '--candidate', candidate.origin, '--addresses', addresses, '--timeout', '300', '--retries', '1', '--rate', '1000', '--json', json])
   t.equal(run.code, 1)
   const results = JSON.parse(readFileSync(json, 'utf8')).results as Array<{ target: string, differences: Array<{ kind: string, legacy: string, candidate: string }> }>
-  t.same(results[0].differences, [], 'the 503 was retried and the retry answered')
+  t.same(results[0].differences, [], 'the 503 was retried (after its Retry-After) and the retry answered')
+  t.same(results[3].differences, [], 'so was the 429')
   t.same(results[1].differences, [{ kind: 'request-failed', legacy: 'no answer within 300 ms', candidate: 'answered 302' }])
   t.equal(results[2].differences[0].kind, 'request-failed')
   t.match(results[2].differences[0].legacy, /other side closed|socket|ECONNRESET/i)
   const tries = (target: string) => legacy.log.filter((l) => l.target === `/schools/resources/resources/${target}/`).length
-  t.same([tries('maths'), tries('english'), tries('science')], [2, 2, 2], 'one retry each')
+  t.same([tries('maths'), tries('english'), tries('science'), tries('wellbeing')], [2, 2, 2, 2], 'one retry each')
   t.match(run.stdout, /request failed\s+2/)
 })
 
@@ -69,5 +71,7 @@ t.test('a site that cannot be reached, or speaks no TLS: a clear stop before any
   t.equal(badTls.code, 2)
   t.match(badTls.stderr, new RegExp(`cannot reach the candidate site ${tls.replace(/[.]/g, '\\.')}: TLS error: `))
   t.equal(legacy.log.length, before + 1, 'only the legacy reachability check arrived as a request')
-  t.notOk(readFileSync(addresses, 'utf8') === '' , 'inputs untouched')
+  const badPort = await runCli(['parity', '--legacy', 'http://127.0.0.1:1', '--candidate', legacy.origin, '--addresses', addresses, '--retries', '0'])
+  t.match(badPort, { code: 2, stderr: /cannot reach the legacy site http:\/\/127\.0\.0\.1:1: bad port \(NETWORK\)/ })
+  t.equal(failureOf(new Error('no cause'), 1).message, 'no cause (NETWORK)')
 })
