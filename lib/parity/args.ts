@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util'
 import type { CrawlBounds } from './crawl.js'
+import type { Credentials } from './sign-in.js'
 import { ParityInputError } from './errors.js'
 import { DEFAULT_POLITENESS, type Politeness } from './politeness.js'
 
@@ -27,6 +28,8 @@ export interface ParityOptions {
   json?: string
   junit?: string
   examples: number
+  /** With both: the addresses are compared a second time, signed in to each site. */
+  signIn?: { legacy: Credentials, candidate: Credentials, loginPath: string }
 }
 
 export const USER_AGENT = 'fastify-schools-resources-parity/1 (+https://www.npmjs.com/package/fastify-schools-resources)'
@@ -56,6 +59,10 @@ Sites:
   --legacy-major <4|5>          5: the legacy site redirects /x/ to /x first (default 4)
   --session-cookie <name>       a session cookie's name (repeatable; default PHPSESSID and sessionId)
   --head                        send HEAD rather than GET
+Signed in (compared a second time as a member; the only POSTs, to each site's login form):
+  --legacy-user <email>         with PARITY_LEGACY_PASSWORD in the environment
+  --candidate-user <email>      with PARITY_CANDIDATE_PASSWORD in the environment
+  --login-path <path>           the login page on both sites (default /Security/login)
 Politeness, per origin:
   --concurrency <n>             requests at once (default ${DEFAULT_POLITENESS.concurrency})
   --rate <n>                    requests started per second (default ${DEFAULT_POLITENESS.ratePerSecond})
@@ -95,7 +102,7 @@ function headers (values: string[], name: string): Record<string, string> {
 const PARAM = /^[A-Za-z0-9_.-]+$/
 
 /** The options of `parity`, checked: every mistake is a ParityInputError naming the option. */
-export function parseParityArgs (argv: string[]): ParityOptions | 'help' {
+export function parseParityArgs (argv: string[], env: Record<string, string | undefined>): ParityOptions | 'help' {
   let values
   try {
     ({ values } = parseArgs({
@@ -131,7 +138,10 @@ export function parseParityArgs (argv: string[]): ParityOptions | 'help' {
         'no-default-allow': { type: 'boolean', default: false },
         json: { type: 'string' },
         junit: { type: 'string' },
-        examples: { type: 'string', default: '3' }
+        examples: { type: 'string', default: '3' },
+        'legacy-user': { type: 'string' },
+        'candidate-user': { type: 'string' },
+        'login-path': { type: 'string', default: '/Security/login' }
       }
     }))
   } catch (err) {
@@ -150,6 +160,19 @@ export function parseParityArgs (argv: string[]): ParityOptions | 'help' {
   }
   if (values['legacy-major'] !== '4' && values['legacy-major'] !== '5') throw new ParityInputError(`--legacy-major ${JSON.stringify(values['legacy-major'])} must be 4 or 5`)
   const both = headers(values.header, 'header')
+  let signIn: ParityOptions['signIn']
+  if (values['legacy-user'] !== undefined || values['candidate-user'] !== undefined) {
+    const credentials = (site: 'legacy' | 'candidate'): Credentials => {
+      const user = values[`${site}-user`]
+      const password = env[`PARITY_${site.toUpperCase()}_PASSWORD`]
+      if (user === undefined || password === undefined || password === '') {
+        throw new ParityInputError(`signing in needs --legacy-user and --candidate-user, with PARITY_LEGACY_PASSWORD and PARITY_CANDIDATE_PASSWORD set (${site} is missing)`)
+      }
+      return { user, password }
+    }
+    if (!/^(?:\/[^/?#\s]+)+$/.test(values['login-path'])) throw new ParityInputError(`--login-path ${JSON.stringify(values['login-path'])} must be a path such as /Security/login`)
+    signIn = { legacy: credentials('legacy'), candidate: credentials('candidate'), loginPath: values['login-path'] }
+  }
   const userAgent = { 'user-agent': values['user-agent'] }
   return {
     legacy,
@@ -179,6 +202,7 @@ export function parseParityArgs (argv: string[]): ParityOptions | 'help' {
     defaultAllow: !values['no-default-allow'],
     json: values.json,
     junit: values.junit,
-    examples: count(values.examples, 'examples', 0)
+    examples: count(values.examples, 'examples', 0),
+    ...(signIn === undefined ? {} : { signIn })
   }
 }

@@ -7,6 +7,8 @@ import { runParity } from './run.js'
 export interface Io {
   stdout: ProgressStream
   stderr: ProgressStream
+  /** Where the sign-in passwords are read (process.env). */
+  env: Record<string, string | undefined>
 }
 
 const COMMANDS = 'Usage: fastify-schools-resources <command>\n\nCommands:\n  parity   compare a legacy site with its replacement, address by address (parity --help)\n'
@@ -23,7 +25,7 @@ export async function main (argv: string[], io: Io): Promise<number> {
     return USAGE_EXIT
   }
   try {
-    const options = parseParityArgs(rest)
+    const options = parseParityArgs(rest, io.env)
     if (options === 'help') {
       io.stdout.write(USAGE)
       return SAME_EXIT

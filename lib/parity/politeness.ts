@@ -84,16 +84,17 @@ export function failureOf (err: unknown, timeoutMs: number): RequestFailure {
 const retryable = (status: number) => status === 429 || status >= 500
 
 /**
- * GET or HEAD without following redirects, through the origin's limiter, with a timeout per attempt and
- * retries with doubling backoff (a Retry-After of up to a minute is honoured instead).
+ * GET or HEAD (POST only to sign in) without following redirects, through the origin's limiter, with a
+ * timeout per attempt and retries with doubling backoff (a Retry-After of up to a minute is honoured
+ * instead).
  */
-export async function politeRequest (url: string, method: 'GET' | 'HEAD', headers: Record<string, string>, limiter: OriginLimiter, politeness: Politeness): Promise<Answer> {
+export async function politeRequest (url: string, method: 'GET' | 'HEAD' | 'POST', headers: Record<string, string>, limiter: OriginLimiter, politeness: Politeness, body?: string): Promise<Answer> {
   for (let attempt = 0; ; attempt++) {
     let wait = politeness.backoffMs * 2 ** attempt
     try {
       const answer = await limiter.run(async () => {
         const signal = AbortSignal.timeout(politeness.timeoutMs)
-        const res = await fetch(url, { method, headers, redirect: 'manual', signal })
+        const res = await fetch(url, { method, headers, body, redirect: 'manual', signal })
         return { status: res.status, headers: res.headers, body: await res.text() }
       })
       if (!retryable(answer.status) || attempt >= politeness.retries) return answer

@@ -19,30 +19,34 @@ function byKind (result: RunResult, which: 'differences' | 'allowed'): Map<Diffe
   for (const r of result.results) {
     for (const d of r[which]) {
       const group = groups.get(d.kind) ?? []
-      group.push({ target: r.target, legacy: d.legacy, candidate: d.candidate })
+      group.push({ target: labelOf(r), legacy: d.legacy, candidate: d.candidate })
       groups.set(d.kind, group)
     }
   }
   return groups
 }
 
+const labelOf = (r: RunResult['results'][number]) => r.as === 'member' ? `${r.target} (signed in)` : r.target
+
 export const exitCodeOf = (result: RunResult) => result.results.some((r) => r.differences.length > 0) ? 1 : 0
 
 /** The summary for a person: counts per kind of difference, with a few example addresses each. */
 export function summaryTable (result: RunResult, examples: number): string {
   const sources = new Map<string, number>()
-  for (const r of result.results) sources.set(r.source, (sources.get(r.source) ?? 0) + 1)
+  const visitor = result.results.filter((r) => r.as === undefined)
+  for (const r of visitor) sources.set(r.source, (sources.get(r.source) ?? 0) + 1)
+  const members = result.results.length - visitor.length
   const differing = result.results.filter((r) => r.differences.length > 0).length
   const lines = [
     `Parity: legacy ${result.legacy} vs candidate ${result.candidate}`,
-    `${result.results.length} addresses (${[...sources].map(([s, n]) => `${n} ${s}`).join(', ')}), ${result.requests} requests, ${(result.durationMs / 1000).toFixed(1)} s`,
+    `${visitor.length} addresses (${[...sources].map(([s, n]) => `${n} ${s}`).join(', ')})${members > 0 ? ', each also signed in' : ''}, ${result.requests} requests, ${(result.durationMs / 1000).toFixed(1)} s`,
     ''
   ]
   const groups = byKind(result, 'differences')
   if (groups.size === 0) {
     lines.push('No differences beyond the allow-list.')
   } else {
-    lines.push(`${differing} of ${result.results.length} addresses differ:`, '', `${'kind'.padEnd(40)} ${'addresses'.padStart(9)}  examples (legacy | candidate)`)
+    lines.push(`${differing} of ${result.results.length} comparisons differ:`, '', `${'kind'.padEnd(40)} ${'addresses'.padStart(9)}  examples (legacy | candidate)`)
     for (const [kind, group] of groups) {
       lines.push(`${KIND_TITLES[kind].padEnd(40)} ${String(group.length).padStart(9)}`)
       for (const e of group.slice(0, examples)) lines.push(`    ${e.target}\n      legacy:    ${e.legacy}\n      candidate: ${e.candidate}`)
@@ -70,7 +74,7 @@ export function junitReport (result: RunResult): string {
   const failures = result.results.filter((r) => r.differences.length > 0).length
   const name = xml(`parity ${result.legacy} vs ${result.candidate}`)
   const cases = result.results.map((r) => {
-    const head = `    <testcase classname="parity.${r.source}" name="${xml(r.target)}"`
+    const head = `    <testcase classname="parity.${r.as === 'member' ? 'member.' : ''}${r.source}" name="${xml(r.target)}"`
     if (r.differences.length === 0) return `${head}/>`
     const text = r.differences.map((d) => `${d.kind}: legacy ${d.legacy} | candidate ${d.candidate}`).join('\n')
     return `${head}>\n      <failure type="${xml(r.differences.map((d) => d.kind).join(' '))}" message="${xml(text.split('\n')[0])}">${xml(text)}</failure>\n    </testcase>`

@@ -5,11 +5,14 @@ import { compare, observe, type Difference, type SiteView } from './compare.js'
 import { crawl } from './crawl.js'
 import { ParityInputError } from './errors.js'
 import { OriginLimiter, politeRequest, RequestFailure, type Answer } from './politeness.js'
+import { cookieHeader, signIn } from './sign-in.js'
 import { readSitemap } from './sitemap.js'
 import { variantsOf } from './variants.js'
 
 export interface AddressResult {
   target: string
+  /** Compared signed in to both sites (absent: as an anonymous visitor). */
+  as?: 'member'
   source: Source
   /** Differences no allow rule covers: these fail the run. */
   differences: Difference[]
@@ -35,12 +38,14 @@ class Limiters {
   readonly #map = new Map<string, OriginLimiter>()
   requests = 0
   constructor (private readonly options: ParityOptions) {}
-  async get (url: string, headers: Record<string, string>, method: 'GET' | 'HEAD' = 'GET'): Promise<Answer> {
+  async get (url: string, headers: Record<string, string>, method: 'GET' | 'HEAD' | 'POST' = 'GET', body?: string): Promise<Answer> {
     const origin = new URL(url).origin
     let limiter = this.#map.get(origin)
     if (limiter === undefined) this.#map.set(origin, limiter = new OriginLimiter(this.options.politeness.concurrency, this.options.politeness.ratePerSecond))
     this.requests++
-    return await politeRequest(url, method, headers, limiter, this.options.politeness)
+    // A sign-in is never retried: a failed password counts towards the site's lockout.
+    const politeness = method === 'POST' ? { ...this.options.politeness, retries: 0 } : this.options.politeness
+    return await politeRequest(url, method, headers, limiter, politeness, body)
   }
 }
 
@@ -84,8 +89,8 @@ export async function runParity (options: ParityOptions, onProgress: ProgressLis
   const candidateSite: SiteView = { origins: options.candidateOrigins, returnParam: options.returnParam, sessionCookies: options.sessionCookies }
   const ask = (origin: string, headers: Record<string, string>, target: string) => limiters.get(origin + target, headers, options.method)
 
-  async function one ({ target, source }: Address): Promise<AddressResult> {
-    const [l, c] = await Promise.allSettled([ask(options.legacy, options.legacyHeaders, target), ask(options.candidate, options.candidateHeaders, target)])
+  async function one ({ target, source }: Address, legacyHeaders: Record<string, string>, candidateHeaders: Record<string, string>): Promise<AddressResult> {
+    const [l, c] = await Promise.allSettled([ask(options.legacy, legacyHeaders, target), ask(options.candidate, candidateHeaders, target)])
     if (l.status === 'rejected' || c.status === 'rejected') {
       const said = (r: PromiseSettledResult<Answer>) => r.status === 'rejected' ? (r.reason as Error).message : `answered ${r.value.status}`
       return { target, source, differences: [{ kind: 'request-failed', legacy: said(l), candidate: said(c) }], allowed: [] }
@@ -95,7 +100,7 @@ export async function runParity (options: ParityOptions, onProgress: ProgressLis
     // Legacy 5 (SilverStripe 5.1+, add_trailing_slash off) sends /x/ to /x before its access check.
     if (options.legacyMajor === 5 && [301, 308].includes(legacy.status) && legacy.location === stripSlash(target) && legacy.location !== target) {
       followed = legacy.location
-      legacy = observe(await ask(options.legacy, options.legacyHeaders, followed), legacySite)
+      legacy = observe(await ask(options.legacy, legacyHeaders, followed), legacySite)
     }
     const found = compare(legacy, observe(c.value, candidateSite), { ignoreTrailingSlashInBackUrl: followed !== undefined })
     const result: AddressResult = { target, source, differences: [], allowed: [], ...(followed === undefined ? {} : { followed }) }
@@ -107,22 +112,36 @@ export async function runParity (options: ParityOptions, onProgress: ProgressLis
     return result
   }
 
-  const results: AddressResult[] = new Array(addresses.length)
-  let next = 0
+  const results: AddressResult[] = []
   let done = 0
   let differing = 0
-  // As many workers as one origin may have requests in flight: each asks both sites at once.
-  const workers = Array.from({ length: Math.min(options.politeness.concurrency, addresses.length) }, async () => {
-    while (next < addresses.length) {
-      const i = next++
-      results[i] = await one(addresses[i]).catch((err: Error) => ({
-        target: addresses[i].target, source: addresses[i].source, allowed: [], differences: [{ kind: 'request-failed' as const, legacy: err.message, candidate: '(not compared)' }]
-      }))
-      done++
-      if (results[i].differences.length > 0) differing++
-      onProgress(done, addresses.length, differing)
-    }
-  })
-  await Promise.all(workers)
+  async function pass (legacyHeaders: Record<string, string>, candidateHeaders: Record<string, string>, extra: Partial<AddressResult>, total: number): Promise<void> {
+    const found: AddressResult[] = new Array(addresses.length)
+    let next = 0
+    // As many workers as one origin may have requests in flight: each asks both sites at once.
+    const workers = Array.from({ length: Math.min(options.politeness.concurrency, addresses.length) }, async () => {
+      while (next < addresses.length) {
+        const i = next++
+        const r = await one(addresses[i], legacyHeaders, candidateHeaders).catch((err: Error) => ({
+          target: addresses[i].target, source: addresses[i].source, allowed: [], differences: [{ kind: 'request-failed' as const, legacy: err.message, candidate: '(not compared)' }]
+        }))
+        found[i] = { ...extra, ...r }
+        done++
+        if (r.differences.length > 0) differing++
+        onProgress(done, total, differing)
+      }
+    })
+    await Promise.all(workers)
+    results.push(...found)
+  }
+  const total = addresses.length * (options.signIn === undefined ? 1 : 2)
+  await pass(options.legacyHeaders, options.candidateHeaders, {}, total)
+  if (options.signIn !== undefined) {
+    const { loginPath } = options.signIn
+    const request = (url: string, method: 'GET' | 'POST', headers: Record<string, string>, body?: string) => limiters.get(url, headers, method, body)
+    const legacyJar = await signIn('legacy', options.legacy, loginPath, options.legacyHeaders, options.signIn.legacy, request)
+    const candidateJar = await signIn('candidate', options.candidate, loginPath, options.candidateHeaders, options.signIn.candidate, request)
+    await pass({ ...options.legacyHeaders, cookie: cookieHeader(legacyJar) }, { ...options.candidateHeaders, cookie: cookieHeader(candidateJar) }, { as: 'member' }, total)
+  }
   return { legacy: options.legacy, candidate: options.candidate, startedAt, durationMs: Math.round(performance.now() - started), requests: limiters.requests, results }
 }

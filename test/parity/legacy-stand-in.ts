@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto'
 import { once } from 'node:events'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -33,6 +34,8 @@ export interface StandInOptions {
     hangUp?: string[]
     /** Addresses answered 503 with Retry-After: 1 the first time. */
     unavailableOnce?: string[]
+    /** Category pages for a signed-in member without Cache-Control: a shared cache may keep them. */
+    memberCacheable?: boolean
     /** Addresses answered 429 without Retry-After the first time. */
     busyOnce?: string[]
     /** Gives this category's BackURL without its query, as if built from the path alone. */
@@ -63,8 +66,12 @@ export interface StandIn {
   close: () => Promise<void>
 }
 
+/** The one member of the stand-in. */
+export const MEMBER = { email: 'teacher@example.org', password: 'correct horse battery staple' }
+
 export async function startStandIn (options: StandInOptions = {}): Promise<StandIn> {
   const log: StandIn['log'] = []
+  const sessions = new Map<string, { token: string, member: boolean }>()
   const plant = options.plant ?? {}
   let publicOrigin = ''
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
@@ -76,13 +83,39 @@ export async function startStandIn (options: StandInOptions = {}): Promise<Stand
     if (first && plant.unavailableOnce?.includes(target)) { res.writeHead(503, { 'retry-after': '1' }).end(); return }
     if (first && plant.busyOnce?.includes(target)) { res.writeHead(429).end(); return }
     const [path, query] = target.split(/\?(.*)/s)
-    res.setHeader('set-cookie', `PHPSESSID=${Math.random().toString(36).slice(2)}; path=/; HttpOnly`)
+    // Its session: PHPSESSID, started on the first request; signing in marks it.
+    let session = /(?:^|;\s*)PHPSESSID=([^;]+)/.exec(req.headers.cookie ?? '')?.[1]
+    if (session === undefined || !sessions.has(session)) {
+      session = randomBytes(12).toString('hex')
+      sessions.set(session, { token: randomBytes(8).toString('hex'), member: false })
+      res.setHeader('set-cookie', `PHPSESSID=${session}; path=/; HttpOnly`)
+    }
+    const state = sessions.get(session)!
     res.setHeader('cache-control', SS_NO_CACHE)
     if (options.major === 5 && path.length > 1 && path.endsWith('/')) {
       res.writeHead(301, { location: `${publicOrigin}${path.slice(0, -1)}${query === undefined ? '' : `?${query}`}` }).end()
       return
     }
     const category = /^\/schools\/resources\/resources\/([^/]*)/.exec(path)
+    if (category !== null && state.member) {
+      if (plant.memberCacheable === true) res.removeHeader('cache-control')
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(`<h1>${category[1]}</h1>`)
+      return
+    }
+    // MemberLoginForm: the SecurityID token of the session, Email and Password, the doLogin action;
+    // a failure goes back to the form.
+    if (path === '/Security/LoginForm' && req.method === 'POST') {
+      let body = ''
+      req.on('data', (chunk) => { body += chunk })
+      req.on('end', () => {
+        const form = new URLSearchParams(body)
+        const ok = form.get('SecurityID') === state.token && form.has('action_doLogin') &&
+          form.get('Email') === MEMBER.email && form.get('Password') === MEMBER.password
+        state.member = ok
+        res.writeHead(302, { location: `${publicOrigin}${ok ? '/schools/resources/' : '/Security/login'}` }).end()
+      })
+      return
+    }
     if (category !== null) {
       const slug = category[1]
       const uri = slug === plant.dropQuery ? path : target
@@ -116,7 +149,10 @@ export async function startStandIn (options: StandInOptions = {}): Promise<Stand
     }
     if (path === '/Security/login') {
       res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
-        .end('<form method="post" action="/Security/LoginForm"><input type="hidden" name="SecurityID" value="abc"><input type="email" name="Email"><input type="password" name="Password"></form>')
+        .end('<form id="search" action="/search"><input type="text" name="q"></form>' +
+          '<form method="post" action="/Security/LoginForm"><input type="hidden" name="SecurityID" value="' + state.token + '">' +
+          '<input type="text" name="Email"><input type="password" name="Password"><input type="checkbox" name="Remember" value="1">' +
+          '<button type="submit" name="action_doLogin">Log in</button></form>')
       return
     }
     res.writeHead(404, { 'content-type': 'text/html; charset=utf-8' }).end('<h1>Page not found</h1>')

@@ -129,7 +129,8 @@ t.test('the command line: help, mistakes, and no stack trace ever', async (t) =>
   let stderr = ''
   const code = await main(['parity', '--legacy', legacy.origin, '--candidate', legacy.origin, '--addresses', file('a.txt', '/schools/resources/')], {
     stdout: { write: () => { throw new Error('EPIPE') } },
-    stderr: { write: (s: string) => { stderr += s } }
+    stderr: { write: (s: string) => { stderr += s } },
+    env: {}
   })
   t.equal(code, 2)
   t.match(stderr, /parity: unexpected error: Error: EPIPE/)

@@ -68,7 +68,7 @@ t.test('each planted difference is reported with its kind, and nothing else is',
       candidate: '%2Fschools%2Fresources%2Fresources%2Fhumanities%2F%3Fterm%3D2 (/schools/resources/resources/humanities/?term=2)'
     }]
   })
-  t.match(run.stdout, /5 of 9 addresses differ/)
+  t.match(run.stdout, /5 of 9 comparisons differ/)
   for (const title of ['return address (decoded)', 'status code', 'return address encoding', 'Location absolute or relative', 'cacheability']) t.match(run.stdout, title)
   t.match(run.stdout, /Exit code 1\./)
   const failures = execFileSync('python3', ['-c', 'import sys, xml.dom.minidom as m; d = m.parse(sys.argv[1]); print(" ".join(sorted(f.getAttribute("type") for f in d.getElementsByTagName("failure"))))', junit], { encoding: 'utf8' })

@@ -11,12 +11,13 @@ import { main } from '../../lib/parity/cli.js'
 export interface CliRun { code: number, stdout: string, stderr: string }
 
 /** The command in-process, its output captured; `tty` makes stderr look like a terminal. */
-export async function runCli (args: string[], tty = false): Promise<CliRun> {
+export async function runCli (args: string[], tty = false, env: Record<string, string> = {}): Promise<CliRun> {
   let stdout = ''
   let stderr = ''
   const code = await main(args, {
     stdout: { write: (s: string) => { stdout += s } },
-    stderr: { write: (s: string) => { stderr += s }, isTTY: tty }
+    stderr: { write: (s: string) => { stderr += s }, isTTY: tty },
+    env
   })
   return { code, stdout, stderr }
 }
