@@ -11,11 +11,11 @@ export interface CrawlBounds {
 export type PageGetter = (target: string) => Promise<Answer>
 
 /**
- * The addresses under the section's prefix reachable from its index by links, breadth first, as an
- * anonymous visitor sees them (members-only pages are found as links, though their answers are redirects).
+ * The addresses under the section's prefix reachable from its index (`start`) by links, breadth first,
+ * as an anonymous visitor sees them (members-only pages are found as links, though their answers are
+ * redirects).
  */
-export async function crawl (prefix: string, origins: string[], bounds: CrawlBounds, get: PageGetter): Promise<string[]> {
-  const start = `${prefix}/`
+export async function crawl (prefix: string, start: string, origins: string[], bounds: CrawlBounds, get: PageGetter): Promise<string[]> {
   const found = [start]
   let level = [start]
   for (let depth = 0; depth < bounds.depth && level.length > 0 && found.length < bounds.max; depth++) {
@@ -27,7 +27,7 @@ export async function crawl (prefix: string, origins: string[], bounds: CrawlBou
         const url = URL.parse(href.replaceAll('&amp;', '&'), `${origins[0]}${target}`)
         if (url === null || !origins.includes(url.origin)) continue
         const address = url.pathname + url.search
-        if ((url.pathname !== prefix && !url.pathname.startsWith(start)) || found.includes(address)) continue
+        if ((url.pathname !== prefix && !url.pathname.startsWith(`${prefix}/`)) || found.includes(address)) continue
         if (found.length >= bounds.max) break
         found.push(address)
         next.push(address)

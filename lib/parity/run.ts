@@ -59,7 +59,9 @@ async function gather (options: ParityOptions, limiters: Limiters): Promise<Addr
   const fromLegacy = (url: string) => { const u = new URL(url); return options.legacyOrigins.includes(u.origin) ? options.legacy + u.pathname + u.search : url }
   for (const sitemap of options.sitemaps) add(await readSitemap(sitemap, (url) => limiters.get(fromLegacy(url), options.legacyHeaders)), 'sitemap')
   if (options.crawl !== undefined) {
-    add(await crawl(options.prefix, options.legacyOrigins, options.crawl, (target) => limiters.get(options.legacy + target, options.legacyHeaders)), 'crawl')
+    // Legacy 5 would answer the index with a slash by its canonical redirect, which has no links.
+    const start = options.legacyMajor === 5 ? options.prefix : `${options.prefix}/`
+    add(await crawl(options.prefix, start, options.legacyOrigins, options.crawl, (target) => limiters.get(options.legacy + target, options.legacyHeaders)), 'crawl')
   }
   if (options.variants) add([...seen.keys()].flatMap((t) => variantsOf(t, options.prefix)), 'variant')
   if (seen.size === 0) throw new ParityInputError('the inputs hold no address')

@@ -56,6 +56,11 @@ t.test('sitemaps (a file, an index by URL) and a bounded crawl', async (t) => {
   t.same(await crawl('1', '3'), ['', 'maths/', 'english/'], 'at most --crawl-max; no link outside the prefix or the site')
   t.same(await crawl('2', '100'), ['', 'maths/', 'english/', 'science/', 'humanities/', 'wellbeing/', 'staff-room/'], 'category pages redirect: nothing deeper')
   t.same(await crawl('1', '1'), [''])
+  const five = await startStandIn({ major: 5 })
+  t.teardown(five.close)
+  const fromFive = await runCli(['parity', '--legacy', five.origin, '--candidate', candidate.origin, '--candidate-public-origin', 'https://www.example.org', '--legacy-major', '5', '--crawl', '--crawl-depth', '1', '--crawl-max', '3', '--json', json, ...FAST])
+  t.equal(fromFive.code, 0, fromFive.stdout)
+  t.same(targets(json), ['crawl /schools/resources', 'crawl /schools/resources/resources/maths/', 'crawl /schools/resources/resources/english/'], 'legacy 5: from the index without its slash')
   // A page that fails while crawling is skipped (and reported when compared).
   const failing = await startStandIn({ plant: { hangUp: ['/schools/resources/resources/maths/'] } })
   t.teardown(failing.close)
