@@ -12,6 +12,8 @@ import schoolsResources, {
 import { RedisAttemptStore, RedisSessionStore, type RedisCommandClient } from 'fastify-schools-resources/redis'
 import { demoCatalog, demoFiles } from './demo-catalog.js'
 import { demoDirectory, type DemoAccount } from './demo-member.js'
+import { auditLog } from './audit-log.js'
+import { registerMetrics } from './metrics.js'
 
 export interface ExampleConfig {
   baseUrl?: string
@@ -39,6 +41,8 @@ export interface ExampleConfig {
   requestTimeoutMs?: number
   /** Milliseconds a socket may stay idle (default 60 s). */
   connectionTimeoutMs?: number
+  /** Serve Prometheus metrics at /metrics (METRICS=1, docs/events.md). */
+  metrics?: boolean
   /** More options for the resources section (the bench turns the per-address sign-in limit off). */
   sectionOptions?: Partial<FastifySchoolsResourcesOptions>
 }
@@ -58,6 +62,8 @@ export async function buildApp (config: ExampleConfig): Promise<FastifyInstance>
   })
   // Node's headersTimeout must not exceed requestTimeout.
   app.server.headersTimeout = Math.min(app.server.headersTimeout, requestTimeout)
+  auditLog(app)
+  if (config.metrics === true) registerMetrics(app)
   const https = config.baseUrl?.startsWith('https:') === true
   const { authenticate } = await demoDirectory({ email: config.demoEmail, password: config.demoPassword }, config.demoParent)
 

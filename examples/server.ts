@@ -51,6 +51,7 @@ async function main (): Promise<void> {
     trustProxy: settings.trustProxy,
     requestTimeoutMs: settings.requestTimeoutMs,
     connectionTimeoutMs: settings.connectionTimeoutMs,
+    metrics: process.env.METRICS === '1',
     ...(redis === undefined
       ? {}
       : { redis: { client: redis, prefix: settings.redisPrefix, timeoutMs: settings.redisTimeoutMs } })

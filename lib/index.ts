@@ -95,7 +95,8 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
       renewCsrfCookie: csrf.dropCookie,
       passwordChecks: new PasswordChecks(opts.passwordChecks),
       cookieName: opts.cookieName,
-      openapi: opts.openapi
+      openapi: opts.openapi,
+      auditKey: opts.auditKey
     })
   }
 }
@@ -120,6 +121,7 @@ export { MemoryAttemptStore } from './stores/attempt-store.js'
 export { storeErrorHandler }
 export { errorCodes } from './errors.js'
 export { REDIRECT_CONFLICT_WARNING } from './warnings.js'
+export { eventChannels } from './events.js'
 
 export type { FastifySchoolsResourcesOptions } from './options.js'
 export type { Member, MembersOnlyOptions, Credentials, Catalog, CatalogData, Category, CategoryWithResources, Resource, ResourceFormat } from './types.js'
@@ -132,3 +134,7 @@ export type { PasswordChecksOptions } from './sign-in/password-checks.js'
 export type { RedirectOnceOptions } from './redirect/redirect-once.js'
 export type { ConflictLogOption } from './redirect/conflict-log.js'
 export type { AnonymousShortCircuitOptions } from './session/anonymous-short-circuit.js'
+export type {
+  SectionEvent, SignInFailureReason, SignInSucceededEvent, SignInFailedEvent, LockedOutEvent, SignedOutEvent, AccessRefusedEvent,
+  FileDownloadedEvent, StoreUnavailableEvent, RedirectRefusedEvent
+} from './events.js'

@@ -75,8 +75,8 @@ export interface FastifySchoolsResourcesOptions {
   /** helmet options for the plugin's own routes (default: a strict CSP for these pages); false turns it off. */
   helmet?: HelmetOptions | false
   /**
-   * How refused redirects (the redirect-conflict warning) are logged: `'each'` (default), a summary per
-   * interval (`{ summaryIntervalMs }`), or `false`. The `UserWarning` is raised for every one regardless.
+   * How refused redirects (the redirect-conflict warning) are logged: a summary per interval
+   * (`{ summaryIntervalMs }`, default one a minute), `'each'`, or `false`. The `UserWarning` is raised for every one regardless.
    */
   conflictLog?: ConflictLogOption
   /**
@@ -89,6 +89,11 @@ export interface FastifySchoolsResourcesOptions {
    * tagged (`true`: `Resources`; `{ tag }`) with their answers (docs/openapi.md).
    */
   openapi?: boolean | { tag?: string }
+  /**
+   * The key (32 characters or more) of the keyed hash that failed sign-in events carry instead of the
+   * identifier tried (docs/events.md); the same on every instance so that hashes compare. Unset: one per process.
+   */
+  auditKey?: string
 }
 
 export interface ResolvedOptions {
@@ -116,6 +121,7 @@ export interface ResolvedOptions {
   /** The files directory's real path (symlinks resolved), or undefined without the option. */
   filesRoot: string | undefined
   openapi: OpenApi
+  auditKey: string | undefined
 }
 
 // Fastify passes these through to every plugin; they are not ours to judge.
@@ -124,7 +130,8 @@ const KNOWN_KEYS = new Set<string>([
   'catalog', 'authenticate', 'signIn', 'prefix', 'baseUrl', 'loginPath', 'logoutPath',
   'sessionKey', 'keepSessionData', 'getMember', 'restrictedCategories', 'views', 'siteName', 'stylesheet', 'lockout', 'loginRateLimit', 'helmet', 'conflictLog',
   'files', 'passwordChecks', 'cookieName', 'pageSize',
-  'openapi'
+  'openapi',
+  'auditKey'
 ])
 const VIEW_KEYS = new Set(['layout', 'index', 'category', 'login', 'notFound', 'forbidden'])
 
@@ -310,8 +317,14 @@ export function resolveOptions (raw: object): ResolvedOptions {
     helmet: optionalObject(opts, 'helmet'),
     conflictLog: parseConflictLog(opts.conflictLog),
     filesRoot: resolveFilesRoot(opts, catalog),
-    openapi: resolveOpenApi(opts.openapi)
+    openapi: resolveOpenApi(opts.openapi),
+    auditKey: resolveAuditKey(opts.auditKey)
   }
   if (resolved.prefix === '/') fail('prefix', 'must not be the site root')
   return resolved
+}
+
+function resolveAuditKey (value: unknown): string | undefined {
+  if (value !== undefined && (typeof value !== 'string' || value.length < 32)) fail('auditKey', 'must be a string of 32 characters or more, the same on every instance')
+  return value as string | undefined
 }

@@ -47,7 +47,9 @@ t.test('wrong options fail app.ready() with an error that names the option', asy
     ['passwordChecks.waiting', { ...base, passwordChecks: { waiting: -1 } }],
     ['passwordChecks.perAddress', { ...base, passwordChecks: { perAddress: 1.5 } }],
     ['cookieName', { ...base, cookieName: '' }],
-    ['cookieName', { ...base, cookieName: 'a;b' }]
+    ['cookieName', { ...base, cookieName: 'a;b' }],
+    ['auditKey', { ...base, auditKey: 'short' }],
+    ['auditKey', { ...base, auditKey: Buffer.alloc(32) }]
   ]
   for (const [name, options] of cases) {
     await t.rejects(readyWith(options), { code: 'FST_SR_INVALID_OPTION', message: new RegExp(`invalid option "${name.replace('.', '\\.')}"`) }, name)

@@ -12,6 +12,7 @@ import { guardedAnswers, notFoundAnswer, type SectionDeps } from '../section/sec
 import { file, hostError, noBody, page, routeSchema, type RouteDoc } from '../pages/openapi.js'
 import { fileName, isFileResource } from '../pages/views.js'
 import { FILE_UNAVAILABLE_WARNING, forgetHostMistake, warnHostMistakeOnce } from '../warnings.js'
+import { eventBase, fileDownloaded, type FileDownloadedEvent } from '../events.js'
 
 const { FST_SR_MISSING_PACKAGE } = errorCodes
 
@@ -112,6 +113,8 @@ export async function fileRoutes (fastify: FastifyInstance, deps: FileRoutesDeps
   }
 
   const notFound = notFoundAnswer({ memberOf, pages })
+  // The file-downloaded event of a request whose file is being sent, published once it is answered 200 or 206.
+  const sending = new WeakMap<FastifyRequest, Omit<FileDownloadedEvent, 'status'>>()
   // Per section, category and resource: said once until the file is served again.
   const mistakeKey = (slug: string, resource: FileResource) => `files:${fastify.prefix}${deps.prefix}:${slug}\0${resource.id}`
 
@@ -166,7 +169,11 @@ export async function fileRoutes (fastify: FastifyInstance, deps: FileRoutesDeps
       return notFound(request, reply, member)
     }
     forgetHostMistake(request.server.log, mistakeKey(slug, resource))
-    reply.header('cache-control', CACHE_CONTROL).header('content-disposition', contentDisposition!(fileName(resource.file)))
+    const name = fileName(resource.file)
+    reply.header('cache-control', CACHE_CONTROL).header('content-disposition', contentDisposition!(name))
+    if (fileDownloaded.hasSubscribers && request.method === 'GET') {
+      sending.set(request, { ...eventBase(request, deps.anonymous.indexPath), memberId: member.id, category: slug, resource: resource.id, file: name })
+    }
     return reply.sendFile(found.path, root!, SEND_OPTIONS)
   }
 
@@ -204,6 +211,13 @@ export async function fileRoutes (fastify: FastifyInstance, deps: FileRoutesDeps
           if (!FILE_BODY_STATUSES.has(reply.statusCode)) reply.removeHeader('content-disposition')
         }
         done(null, payload)
+      },
+      // One event per file answered (a 304 or a HEAD sends none of it).
+      onResponse: function fileDownloadedEvent (request, reply, done) {
+        const event = sending.get(request)
+        const status = reply.statusCode
+        if (event !== undefined && (status === 200 || status === 206)) fileDownloaded.publish({ ...event, status })
+        done()
       }
     }, download)
   }, { prefix: `${deps.prefix}/files` })

@@ -2,6 +2,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, preHa
 import type { Credentials, Member } from '../types.js'
 import { errorCodes } from '../errors.js'
 import { SECURE_COOKIE_OVER_HTTP_WARNING, warnHostMistakeOnce } from '../warnings.js'
+import { eventBase, identifierHash, lockedOut, signedOut, signInFailed, signInSucceeded, type SignInFailureReason } from '../events.js'
 import { kOutageSignOut } from '../symbols.js'
 import { isHttpsBase, siteOrigin } from '../redirect/site-origin.js'
 import { loginRedirectUrl } from '../redirect/login-redirect.js'
@@ -52,6 +53,8 @@ export interface SignInDeps {
   passwordChecks: PasswordChecks
   /** The session cookie's name, expired by a sign-out while the store is down. */
   cookieName: string
+  /** The key of the identifier hash that failed sign-in events carry (undefined: one per process). */
+  auditKey: string | undefined
 }
 
 // Longer values cannot be real credentials; refusing them early keeps hashing cost bounded.
@@ -132,6 +135,13 @@ function sessionCookieWritten (request: FastifyRequest, log: FastifyInstance['lo
 export function signInRoutes (fastify: FastifyInstance, deps: SignInDeps): void {
   const { authenticate, memberOf, pages, paths, baseUrl, sessionKey, limits } = deps
 
+  /** The sign-in-failed event (events.ts), with a keyed hash of the identifier tried, never the identifier. */
+  function failed (request: FastifyRequest, reason: SignInFailureReason, email: unknown): void {
+    if (!signInFailed.hasSubscribers) return
+    const tried = typeof email === 'string' && email !== '' ? identifierHash(email, deps.auditKey) : undefined
+    signInFailed.publish({ ...eventBase(request, paths.index), reason, identifierHash: tried })
+  }
+
   function loginPage (reply: FastifyReply, status: number, data: LoginViewData, member: Member | undefined) {
     const ctx = pages.context(member, reply)
     reply.code(status).header('cache-control', 'no-store')
@@ -156,6 +166,7 @@ export function signInRoutes (fastify: FastifyInstance, deps: SignInDeps): void 
     const isForm = request.routeOptions.url === paths.login || request.routeOptions.url === paths.logout
     if (!isForm || (!CSRF_ERROR_CODES.has(code) && code !== SIGN_IN_BUSY)) throw error
     const status = code === SIGN_IN_BUSY ? 503 : 403
+    if (request.routeOptions.url === paths.login) failed(request, status === 503 ? 'busy' : 'csrf', fields(request.body).email)
     if (code === SIGN_IN_BUSY) reply.header('retry-after', String((error as FastifyError & { retryAfter: number }).retryAfter))
     if (isJsonClient(request)) return sendJsonError(reply.header('cache-control', 'no-store'), status, code, error.message)
     const member = await memberOf(request) ?? undefined
@@ -220,16 +231,21 @@ export function signInRoutes (fastify: FastifyInstance, deps: SignInDeps): void 
       const insecure = new FST_SR_INSECURE_SIGN_IN()
       // A 500 like the section's others: a line of its own (the fix was said once, in the warn line).
       logServerError(request, insecure.code)
+      failed(request, 'insecure-connection', email)
       return refuse(reply, insecure, { backUrl: formBackUrl, email: email.slice(0, MAX_EMAIL_LENGTH) })
     }
 
     if (email === '' || password === '' || email.length > MAX_EMAIL_LENGTH || password.length > MAX_PASSWORD_LENGTH) {
+      failed(request, 'missing-credentials', email)
       return refuse(reply, new FST_SR_MISSING_CREDENTIALS(), { backUrl: formBackUrl, email: email.slice(0, MAX_EMAIL_LENGTH) })
     }
 
     // The limits decide before the password is checked; parallel sign-ins to one username wait their turn.
     const turn = await limits?.begin(email, request.ip, request.cookies[DEVICE_COOKIE])
-    if (turn?.refused !== undefined) return limited(reply, turn.refused, formBackUrl, email)
+    if (turn?.refused !== undefined) {
+      failed(request, turn.refused.reason === 'address' ? 'rate-limited' : 'locked-out', email)
+      return limited(reply, turn.refused, formBackUrl, email)
+    }
 
     let member: Member | null | undefined
     try {
@@ -240,7 +256,17 @@ export function signInRoutes (fastify: FastifyInstance, deps: SignInDeps): void 
     }
     if (member === null || member === undefined) {
       const lockedNow = await turn?.fail()
-      if (lockedNow !== undefined) return limited(reply, lockedNow, formBackUrl, email)
+      failed(request, 'wrong-credentials', email)
+      if (lockedNow !== undefined) {
+        if (lockedOut.hasSubscribers) {
+          lockedOut.publish({
+            ...eventBase(request, paths.index),
+            identifierHash: identifierHash(email, deps.auditKey),
+            until: lockedNow.until
+          })
+        }
+        return limited(reply, lockedNow, formBackUrl, email)
+      }
       return refuse(reply, new FST_SR_INVALID_CREDENTIALS(), { backUrl: formBackUrl, email })
     }
     if (!isMember(member)) {
@@ -270,6 +296,7 @@ export function signInRoutes (fastify: FastifyInstance, deps: SignInDeps): void 
     request.session.set(sessionKey as 'member', stored)
     // A new CSRF secret too (the next page makes it), so that a token seen before sign-in is worthless after.
     deps.renewCsrfCookie?.(reply)
+    if (signInSucceeded.hasSubscribers) signInSucceeded.publish({ ...eventBase(request, paths.index), memberId: stored.id })
 
     reply.header('cache-control', 'no-store')
     // Absolute, as documented, whether the return address was given or not.
@@ -290,7 +317,9 @@ export function signInRoutes (fastify: FastifyInstance, deps: SignInDeps): void 
   fastify.post(deps.routes.logout, { schema: routeSchema(deps.openapi, signOutDoc), preHandler: deps.verifyCsrf, config: outageSignOut }, async function signOut (request, reply) {
     // The session goes from the store, so its cookie is worthless; @fastify/session clears that cookie
     // itself on the next request, when it finds no session behind it.
+    const member = signedOut.hasSubscribers ? await memberOf(request) ?? undefined : undefined
     await request.session.destroy()
+    if (signedOut.hasSubscribers) signedOut.publish({ ...eventBase(request, paths.index), memberId: member?.id })
     reply.header('cache-control', 'no-store')
     // "Sign in as someone else" (the 403 page) posts the address it refused: the login page, which
     // brings the next member back to it. Any other sign-out ends on the section index.
