@@ -206,14 +206,16 @@ export class RedisCommands {
 
   /**
    * Sends one command about `key`. `always` skips the open breaker's refusal (a sign-out's DEL is tried
-   * whatever the breaker says), though its answer still counts.
+   * whatever the breaker says), though its answer still counts. `waitMs` is added to the bound, for a
+   * command that waits on purpose (WAIT).
    */
-  send (key: string, args: string[], always = false): Promise<unknown> {
+  send (key: string, args: string[], always = false, waitMs = 0): Promise<unknown> {
     const refusal = always ? undefined : this.#breaker.refusal()
     if (refusal !== undefined) return Promise.reject(new FST_SR_STORE_UNAVAILABLE(refusal))
     let timer: NodeJS.Timeout | undefined
+    const bound = this.#timeoutMs + waitMs
     const timeout = new Promise<never>((_resolve, reject) => {
-      timer = setTimeout(() => reject(new FST_SR_STORE_UNAVAILABLE(`no answer from Redis within ${this.#timeoutMs} ms (${args[0]})`)), this.#timeoutMs)
+      timer = setTimeout(() => reject(new FST_SR_STORE_UNAVAILABLE(`no answer from Redis within ${bound} ms (${args[0]})`)), bound)
     })
     const answer = Promise.resolve().then(() => this.#send(key, args)).catch((err: unknown) => { throw storeError(err, args[0]) })
     return Promise.race([answer, timeout]).finally(() => clearTimeout(timer)).then((reply) => {

@@ -69,7 +69,7 @@ export class RedisSessionStore implements SessionStore {
     await this.#redis.send(key, args, always)
     if (this.#wait === undefined) return
     const { replicas, timeoutMs } = this.#wait
-    const confirmed = Number(await this.#redis.send(key, ['WAIT', String(replicas), String(timeoutMs)], always))
+    const confirmed = Number(await this.#redis.send(key, ['WAIT', String(replicas), String(timeoutMs)], always, timeoutMs))
     if (confirmed < replicas) {
       throw new FST_SR_STORE_UNAVAILABLE(`${confirmed} of ${replicas} replicas confirmed the session write within ${timeoutMs} ms (waitForReplicas)`)
     }
