@@ -16,6 +16,8 @@ export class FakeRedis extends RedisClient<{}, {}, {}, 2, {}> {
   readonly commands: string[][] = []
   failWith: unknown = undefined
   hang = false
+  /** What WAIT answers: the replicas that confirmed the writes. */
+  replicas = 0
   now = (): number => Date.now()
 
   #live (key: string): Entry | undefined {
@@ -49,6 +51,7 @@ export class FakeRedis extends RedisClient<{}, {}, {}, 2, {}> {
         this.data.set(key, { value, expiresAt: px === 'PX' ? this.now() + Number(ms) : undefined })
         return 'OK'
       }
+      case 'WAIT': return this.replicas
       case 'DEL': return this.data.delete(rest[0]) ? 1 : 0
       case 'PEXPIRE': {
         const entry = this.#live(rest[0])
