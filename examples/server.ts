@@ -54,7 +54,7 @@ async function main (): Promise<void> {
     connectionTimeoutMs: settings.connectionTimeoutMs,
     ...(redis === undefined
       ? {}
-      : { redis: { client: redis, prefix: settings.redisPrefix, timeoutMs: settings.redisTimeoutMs } })
+      : { redis: { client: redis, prefix: settings.redisPrefix, timeoutMs: settings.redisTimeoutMs, waitForReplicas: settings.redisWaitReplicas } })
   })
   if (redis !== undefined) {
     watchRedis!(redis, redisUrl!, app.log)

@@ -21,6 +21,8 @@ export interface ExampleSettings {
   redisSentinelName?: string
   /** REDIS_CLUSTER_NODES: some masters of a Redis Cluster. */
   redisClusterNodes?: Array<{ host: string, port: number }>
+  /** REDIS_WAIT_REPLICAS: replicas that must have a session write (default 1 with Sentinel, else 0). */
+  redisWaitReplicas?: number
   redisPrefix: string | undefined
   redisTimeoutMs: number
   redisConnectTimeoutMs: number
@@ -148,6 +150,7 @@ export function readSettings (env: Env): ExampleSettings {
     demoParentPassword: read(env, 'DEMO_PARENT_PASSWORD') ?? 'parents evening in the hall',
     redisUrl,
     ...redisTopology(env),
+    redisWaitReplicas: wholeNumber(env, 'REDIS_WAIT_REPLICAS', read(env, 'REDIS_SENTINELS') === undefined ? 0 : 1, 0, 100, 'must be a whole number of replicas from 0 to 100, such as 1 (0: do not wait)'),
     redisPrefix: read(env, 'REDIS_PREFIX'),
     redisTimeoutMs: wholeNumber(env, 'REDIS_TIMEOUT_MS', 2000, 1, 2 ** 31 - 1, 'must be a positive whole number of milliseconds, such as 2000'),
     redisConnectTimeoutMs: wholeNumber(env, 'REDIS_CONNECT_TIMEOUT_MS', 10_000, 1, 2 ** 31 - 1, 'must be a positive whole number of milliseconds, such as 10000'),
