@@ -29,7 +29,7 @@ export interface ExampleConfig {
    * Share sessions and the sign-in limits' counts between instances through Redis: a connected
    * node-redis client, and the prefix of every key (default `schools-resources:`). Unset: in memory.
    */
-  redis?: { client: RedisCommandClient, prefix?: string, timeoutMs?: number }
+  redis?: { client: RedisCommandClient, prefix?: string, timeoutMs?: number, waitForReplicas?: number }
   /** Without redis: where sessions are kept (default: @fastify/session's memory store; the bench counts them). */
   sessionStore?: SessionStore
   /**
@@ -70,6 +70,8 @@ export async function buildApp (config: ExampleConfig): Promise<FastifyInstance>
   const redis = config.redis
   const prefix = redis?.prefix ?? 'schools-resources:'
   const timeoutMs = redis?.timeoutMs
+  // A sign-in is answered only once that many replicas have its session (REDIS_WAIT_REPLICAS).
+  const waitFor = (replicas = 0) => replicas > 0 ? { waitForReplicas: { replicas, timeoutMs: 1000 } } : {}
   const maxAge = config.sessionMaxAge ?? 8 * 60 * 60 * 1000
 
   // Store failures on the host's own routes get the same clear 503 as the section's.
@@ -83,7 +85,7 @@ export async function buildApp (config: ExampleConfig): Promise<FastifyInstance>
   await app.register(fastifySession, {
     secret: config.sessionSecret,
     // In Redis each session lives as long as its cookie (maxAge), then expires there too.
-    store: redis === undefined ? config.sessionStore : new RedisSessionStore(redis.client, { prefix: `${prefix}sess:`, timeoutMs }),
+    store: redis === undefined ? config.sessionStore : new RedisSessionStore(redis.client, { prefix: `${prefix}sess:`, timeoutMs, ...waitFor(redis.waitForReplicas) }),
     // Anonymous visitors get no session until something is stored in it.
     saveUninitialized: false,
     // The cookie and the stored session are written at sign-in only, not again on every page: a

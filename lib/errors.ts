@@ -59,6 +59,21 @@ const FST_SR_STORE_UNAVAILABLE = createError<[string]>(
   503
 )
 
+/** The store's Redis answered with an error that no retry fixes (WRONGTYPE, a script error, a bug): a 500, not an outage. */
+const FST_SR_STORE_ERROR = createError<[string]>(
+  'FST_SR_STORE_ERROR',
+  'fastify-schools-resources: the store failed: %s',
+  500
+)
+
+/** A Redis store was handed a client it cannot drive (not node-redis v5+: ioredis, a plain object). */
+const FST_SR_UNSUPPORTED_REDIS_CLIENT = createError<[string, string]>(
+  'FST_SR_UNSUPPORTED_REDIS_CLIENT',
+  'fastify-schools-resources: %s cannot use this Redis client: %s',
+  500,
+  TypeError
+)
+
 /** Too many failed sign-ins from one client address within the window. */
 const FST_SR_LOGIN_RATE_LIMITED = createError<[string]>(
   'FST_SR_LOGIN_RATE_LIMITED',
@@ -197,6 +212,8 @@ export const errorCodes = {
   FST_SR_BAD_HOST,
   FST_SR_URI_TOO_LONG,
   FST_SR_STORE_UNAVAILABLE,
+  FST_SR_STORE_ERROR,
+  FST_SR_UNSUPPORTED_REDIS_CLIENT,
   FST_SR_LOGIN_RATE_LIMITED,
   FST_SR_NO_SECTION,
   FST_SR_PLUGIN_ORDER,
