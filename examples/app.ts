@@ -120,7 +120,8 @@ export async function buildApp (config: ExampleConfig): Promise<FastifyInstance>
   // A page of the site's own, outside the section, behind the same guard: staff only. Visitors get the
   // login redirect back to it, other members the 403 page.
   app.get('/staff/noticeboard', { config: { membersOnly: { groups: ['staff'], title: 'the staff noticeboard' } } }, async (request, reply) => {
-    const member = request.session.get('member')!
+    // The member the guard let in (with findMember, as the directory has them now): never read from the session.
+    const member = request.schoolsMember!
     reply.header('cache-control', 'private, no-store').type('text/html; charset=utf-8')
     return String(html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
