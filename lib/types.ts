@@ -135,7 +135,7 @@ declare module 'fastify' {
     [kOutageSignOut]?: OutageSignOut
   }
   interface Session {
-    /** Set at sign-in under the default `sessionKey`. */
+    /** Set at sign-in under the default `sessionKey`; with `findMember` only `{ id, sessionVersion? }`: read `request.schoolsMember`. */
     member?: Member
   }
 }
