@@ -59,7 +59,7 @@ export async function buildApp (config: ExampleConfig): Promise<FastifyInstance>
   // Node's headersTimeout must not exceed requestTimeout.
   app.server.headersTimeout = Math.min(app.server.headersTimeout, requestTimeout)
   const https = config.baseUrl?.startsWith('https:') === true
-  const { authenticate } = await demoDirectory({ email: config.demoEmail, password: config.demoPassword }, config.demoParent)
+  const { authenticate, findMember } = await demoDirectory({ email: config.demoEmail, password: config.demoPassword }, config.demoParent)
 
   const redis = config.redis
   const prefix = redis?.prefix ?? 'schools-resources:'
@@ -98,6 +98,9 @@ export async function buildApp (config: ExampleConfig): Promise<FastifyInstance>
     // Three resources are files of the site's own (two PDFs and an image), served to members who may see their category.
     files: demoFiles,
     authenticate,
+    // The session keeps the member's id; each request loads the member (cached 5 s per instance), so a
+    // leaver or a removed group takes effect at once (docs/sign-in.md#findmember).
+    findMember,
     // The sign-in limits and the line of password checks (passwordChecks) keep the section's defaults,
     // chosen for a school whose staff all sign in from one address (docs/example-server.md).
     baseUrl: config.baseUrl,
