@@ -65,7 +65,7 @@ export async function buildApp (config: ExampleConfig): Promise<FastifyInstance>
   auditLog(app)
   if (config.metrics === true) registerMetrics(app)
   const https = config.baseUrl?.startsWith('https:') === true
-  const { authenticate } = await demoDirectory({ email: config.demoEmail, password: config.demoPassword }, config.demoParent)
+  const { authenticate, findMember } = await demoDirectory({ email: config.demoEmail, password: config.demoPassword }, config.demoParent)
 
   const redis = config.redis
   const prefix = redis?.prefix ?? 'schools-resources:'
@@ -106,6 +106,9 @@ export async function buildApp (config: ExampleConfig): Promise<FastifyInstance>
     // Three resources are files of the site's own (two PDFs and an image), served to members who may see their category.
     files: demoFiles,
     authenticate,
+    // The session keeps the member's id; each request loads the member (cached 5 s per instance), so a
+    // leaver or a removed group takes effect at once (docs/sign-in.md#findmember).
+    findMember,
     // The sign-in limits and the line of password checks (passwordChecks) keep the section's defaults,
     // chosen for a school whose staff all sign in from one address (docs/example-server.md).
     baseUrl: config.baseUrl,
@@ -128,7 +131,8 @@ export async function buildApp (config: ExampleConfig): Promise<FastifyInstance>
   // A page of the site's own, outside the section, behind the same guard: staff only. Visitors get the
   // login redirect back to it, other members the 403 page.
   app.get('/staff/noticeboard', { config: { membersOnly: { groups: ['staff'], title: 'the staff noticeboard' } } }, async (request, reply) => {
-    const member = request.session.get('member')!
+    // The member the guard let in (with findMember, as the directory has them now): never read from the session.
+    const member = request.schoolsMember!
     reply.header('cache-control', 'private, no-store').type('text/html; charset=utf-8')
     return String(html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">

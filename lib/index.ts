@@ -8,6 +8,7 @@ import redirectOnce from './redirect/redirect-once.js'
 import { warnTrustProxy } from './redirect/site-origin.js'
 import { memberLookup } from './session/member.js'
 import { registerCsrf } from './session/csrf.js'
+import { memberById, MemberFinder } from './session/find-member.js'
 import { mountPoint, PageRenderer, resolveViews, sectionPaths } from './pages/page-renderer.js'
 import { stylesheetPolicy, stylesheetRoute } from './pages/stylesheet.js'
 import { registerSecurityHeaders, securityHeaders } from './pages/security-headers.js'
@@ -30,7 +31,9 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
   // `register(fn, { prefix })`, an autoload folder) moves its routes, so every link goes under it too.
   const mount = mountPoint(fastify.prefix)
   const paths = sectionPaths(opts, mount)
-  const memberOf = memberLookup(opts.getMember, opts.sessionKey)
+  // With findMember, the session keeps the member's id and each request loads the member (session/find-member.ts).
+  const finder = opts.findMember === undefined ? undefined : new MemberFinder(opts.findMember.find, opts.findMember.cache)
+  const memberOf = finder === undefined ? memberLookup(opts.getMember, opts.sessionKey) : memberById(opts.sessionKey, finder)
   const stylesheet = opts.stylesheet.servePath === undefined ? opts.stylesheet : { ...opts.stylesheet, href: `${mount}${opts.stylesheet.href}` }
   const pages = new PageRenderer(resolveViews(opts.views), { ...opts, stylesheet }, paths)
   // What a visitor of any members-only route gets: this section's login redirect, then its refused index redirect.
@@ -77,7 +80,7 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
     if (opts.authenticate === undefined || !opts.signIn) return
     // The logout forms' tokens, in every section; the routes in the first section with this login path.
     const csrf = await registerCsrf(section, opts.baseUrl)
-    if (!servesSignIn(section.server, paths, { authenticate: opts.authenticate, sessionKey: opts.sessionKey, logout: paths.logout })) return
+    if (!servesSignIn(section.server, paths, { authenticate: opts.authenticate, sessionKey: opts.sessionKey, logout: paths.logout, findMember: opts.findMember?.find })) return
     if (opts.lockout !== false) warnWithoutDeviceSecret(section.log, opts.lockout)
     signInRoutes(section, {
       authenticate: opts.authenticate,
@@ -96,7 +99,8 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
       passwordChecks: new PasswordChecks(opts.passwordChecks),
       cookieName: opts.cookieName,
       openapi: opts.openapi,
-      auditKey: opts.auditKey
+      auditKey: opts.auditKey,
+      finder
     })
   }
 }
@@ -138,3 +142,4 @@ export type {
   SectionEvent, SignInFailureReason, SignInSucceededEvent, SignInFailedEvent, LockedOutEvent, SignedOutEvent, AccessRefusedEvent,
   FileDownloadedEvent, StoreUnavailableEvent, RedirectRefusedEvent
 } from './events.js'
+export type { FindMember, FoundMember } from './session/find-member.js'

@@ -11,6 +11,7 @@ import { resolveStylesheet, type ResolvedStylesheet } from './pages/stylesheet.j
 import { resolveOpenApi, type OpenApi } from './pages/openapi.js'
 import type { Views } from './pages/views.js'
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from './pages/pagination.js'
+import type { FindMember, FindMemberCacheSettings } from './session/find-member.js'
 import { MemoryAttemptStore, type AttemptStore } from './stores/attempt-store.js'
 import { namedFile } from './section/catalog.js'
 import type { LockoutOptions, LockoutSettings, LoginRateLimitOptions, LoginRateLimitSettings } from './sign-in/limits.js'
@@ -39,6 +40,13 @@ export interface FastifySchoolsResourcesOptions {
   keepSessionData?: boolean
   /** Who is signed in, for hosts with their own authentication (default: the session's member). */
   getMember?: (request: FastifyRequest) => Member | null | undefined | Promise<Member | null | undefined>
+  /**
+   * The member with this id as it is now (`{ ...member, sessionVersion? }`), or null: the session then
+   * keeps only the id, and each request loads the member through a short cache (docs/sign-in.md#findmember).
+   */
+  findMember?: FindMember
+  /** findMember's per-process cache: answers kept `ttlMs` (default 5000; 0 keeps none), for at most `max` ids (default 1000). */
+  findMemberCache?: Partial<FindMemberCacheSettings>
   /**
    * How the index shows categories with an `audience`: `'mark'` (default) lists them all and marks those
    * the signed-in member cannot open; `'hide'` lists a restricted category only to members of its
@@ -107,6 +115,8 @@ export interface ResolvedOptions {
   sessionKey: string
   keepSessionData: boolean
   getMember: FastifySchoolsResourcesOptions['getMember']
+  /** The host's findMember and its cache settings, or undefined without it. */
+  findMember: { find: FindMember, cache: FindMemberCacheSettings } | undefined
   restrictedCategories: 'mark' | 'hide'
   pageSize: number
   views: Partial<Views>
@@ -131,7 +141,8 @@ const KNOWN_KEYS = new Set<string>([
   'sessionKey', 'keepSessionData', 'getMember', 'restrictedCategories', 'views', 'siteName', 'stylesheet', 'lockout', 'loginRateLimit', 'helmet', 'conflictLog',
   'files', 'passwordChecks', 'cookieName', 'pageSize',
   'openapi',
-  'auditKey'
+  'auditKey',
+  'findMember', 'findMemberCache'
 ])
 const VIEW_KEYS = new Set(['layout', 'index', 'category', 'login', 'notFound', 'forbidden'])
 
@@ -227,6 +238,26 @@ function resolvePasswordChecks (opts: Record<string, unknown>): PasswordCheckSet
   return { concurrent, waiting, perAddress }
 }
 
+// A few seconds: a removed group or a deleted account takes effect that soon, at one lookup per member and instance per period.
+const FIND_MEMBER_TTL_MS = 5000
+
+function resolveFindMember (opts: Record<string, unknown>): ResolvedOptions['findMember'] {
+  const find = optionalFunction<FindMember>(opts, 'findMember')
+  const cache = optionalObject(opts, 'findMemberCache')
+  if (find === undefined) {
+    if (opts.findMemberCache !== undefined) fail('findMemberCache', 'is only used with findMember')
+    return undefined
+  }
+  if (opts.getMember !== undefined) fail('findMember', 'is for the section\'s own session; with getMember, load the member there')
+  if (cache === false) fail('findMemberCache', 'must be { ttlMs, max }; for no caching give ttlMs: 0')
+  for (const key of Object.keys(cache)) {
+    if (key !== 'ttlMs' && key !== 'max') fail(`findMemberCache.${key}`, 'is not a setting of findMemberCache (known: ttlMs, max)')
+  }
+  const ttlMs = cache.ttlMs ?? FIND_MEMBER_TTL_MS
+  if (typeof ttlMs !== 'number' || !Number.isSafeInteger(ttlMs) || ttlMs < 0) fail('findMemberCache.ttlMs', 'must be a whole number of milliseconds: 0 keeps no answer')
+  return { find, cache: { ttlMs, max: positiveInteger(cache.max, 'findMemberCache.max', 1000) } }
+}
+
 /** The files directory's real path; it must exist and be a directory when the section starts. */
 function resolveFilesRoot (opts: Record<string, unknown>, catalog: Catalog): string | undefined {
   const files = opts.files
@@ -305,6 +336,7 @@ export function resolveOptions (raw: object): ResolvedOptions {
     sessionKey,
     keepSessionData,
     getMember: optionalFunction<ResolvedOptions['getMember']>(opts, 'getMember'),
+    findMember: resolveFindMember(opts),
     restrictedCategories,
     pageSize,
     views,

@@ -7,7 +7,8 @@ import { kOutageSignOut } from '../symbols.js'
 import { isHttpsBase, siteOrigin } from '../redirect/site-origin.js'
 import { loginRedirectUrl } from '../redirect/login-redirect.js'
 import { CSRF_ERROR_CODES, csrfTokenFor, keptAtSignIn } from '../session/csrf.js'
-import { invalidMember, isMember, type MemberLookup } from '../session/member.js'
+import { invalidMember, isMember, type MemberLookup, type StoredMember } from '../session/member.js'
+import type { MemberFinder } from '../session/find-member.js'
 import { isJsonClient, sendJsonError, wantsJson } from '../pages/negotiation.js'
 import type { PageRenderer, SectionPaths } from '../pages/page-renderer.js'
 import { retryTime, type LoginViewData } from '../pages/views.js'
@@ -55,6 +56,8 @@ export interface SignInDeps {
   cookieName: string
   /** The key of the identifier hash that failed sign-in events carry (undefined: one per process). */
   auditKey: string | undefined
+  /** The host's findMember behind its cache, when given: the session then keeps only the member's id. */
+  finder?: MemberFinder
 }
 
 // Longer values cannot be real credentials; refusing them early keeps hashing cost bounded.
@@ -79,11 +82,30 @@ function heldByAnother (held: unknown, member: Member): boolean {
   return typeof held !== 'object' || (held as { id?: unknown }).id !== member.id
 }
 
+/**
+ * What sign-in keeps under `sessionKey`: the member as authenticate gave it (its own fields only), or with
+ * findMember only its id and the session version findMember gives now. A member authenticate let in but
+ * findMember does not find is a host mistake (FST_SR_INVALID_MEMBER): nobody is signed in.
+ */
+async function storedAtSignIn (request: FastifyRequest, member: Member, finder: MemberFinder | undefined): Promise<Member | StoredMember> {
+  if (finder !== undefined) {
+    const found = await finder.findNow(request, member.id)
+    if (found === null) throw invalidMember(request, 'findMember', found, 'nothing for the member authenticate signed in')
+    return found.sessionVersion === undefined ? { id: member.id } : { id: member.id, sessionVersion: found.sessionVersion }
+  }
+  const stored: Member = { id: member.id, name: member.name }
+  if (typeof member.email === 'string') stored.email = member.email
+  if (member.groups !== undefined) stored.groups = [...member.groups]
+  return stored
+}
+
 /** What sections sharing one sign-in must agree on. */
 export interface SignInSettings {
   authenticate: SignInDeps['authenticate']
   sessionKey: string
   logout: string
+  /** The host's own findMember (what the session keeps depends on it). */
+  findMember: unknown
 }
 
 // Per app (its server, which every context shares): the sign-in routes a section serves, by login path.
@@ -102,7 +124,8 @@ export function servesSignIn (server: object, paths: SectionPaths, settings: Sig
     served.set(paths.login, settings)
     return true
   }
-  if (first.authenticate !== settings.authenticate || first.sessionKey !== settings.sessionKey || first.logout !== settings.logout) {
+  if (first.authenticate !== settings.authenticate || first.sessionKey !== settings.sessionKey || first.logout !== settings.logout ||
+    first.findMember !== settings.findMember) {
     throw new FST_SR_SHARED_SIGN_IN(paths.index, paths.login)
   }
   return false
@@ -288,12 +311,11 @@ export function signInRoutes (fastify: FastifyInstance, deps: SignInDeps): void 
     // A new session id at sign-in, so that an id planted before it (session fixation) is worthless; the
     // host's data comes along unless it asked for a clean session, the CSRF secret never does. Nor does
     // it when the session belonged to another member (as Django's login() flushes it): their data is theirs.
+    const stored = await storedAtSignIn(request, member, deps.finder)
     const keep = deps.keepSessionData && !heldByAnother(request.session.get(sessionKey as 'member'), member)
     await request.session.regenerate(keep ? keptAtSignIn(request.session, sessionKey) : [])
-    const stored: Member = { id: member.id, name: member.name }
-    if (typeof member.email === 'string') stored.email = member.email
-    if (member.groups !== undefined) stored.groups = [...member.groups]
-    request.session.set(sessionKey as 'member', stored)
+    // An id-only record with findMember: the Session type declares what hosts read there without it.
+    request.session.set(sessionKey as 'member', stored as Member)
     // A new CSRF secret too (the next page makes it), so that a token seen before sign-in is worthless after.
     deps.renewCsrfCookie?.(reply)
     if (signInSucceeded.hasSubscribers) signInSucceeded.publish({ ...eventBase(request, paths.index), memberId: stored.id })
