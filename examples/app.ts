@@ -13,6 +13,8 @@ import { RedisAttemptStore, RedisSessionStore, type RedisCommandClient } from 'f
 import { demoCatalog, demoFiles } from './demo-catalog.js'
 import { demoDirectory, type DemoAccount } from './demo-member.js'
 import { registerSessionPlugin, type SessionPluginSetting } from './session-plugin.js'
+import { auditLog } from './audit-log.js'
+import { registerMetrics } from './metrics.js'
 
 export interface ExampleConfig {
   baseUrl?: string
@@ -30,7 +32,7 @@ export interface ExampleConfig {
    * Share sessions and the sign-in limits' counts between instances through Redis: a connected
    * node-redis client, and the prefix of every key (default `schools-resources:`). Unset: in memory.
    */
-  redis?: { client: RedisCommandClient, prefix?: string, timeoutMs?: number }
+  redis?: { client: RedisCommandClient, prefix?: string, timeoutMs?: number, waitForReplicas?: number }
   /** Without redis: where sessions are kept (default: @fastify/session's memory store; the bench counts them). */
   sessionStore?: SessionStore
   /**
@@ -42,6 +44,8 @@ export interface ExampleConfig {
   requestTimeoutMs?: number
   /** Milliseconds a socket may stay idle (default 60 s). */
   connectionTimeoutMs?: number
+  /** Serve Prometheus metrics at /metrics (METRICS=1, docs/events.md). */
+  metrics?: boolean
   /** More options for the resources section (the bench turns the per-address sign-in limit off). */
   sectionOptions?: Partial<FastifySchoolsResourcesOptions>
 }
@@ -61,12 +65,16 @@ export async function buildApp (config: ExampleConfig): Promise<FastifyInstance>
   })
   // Node's headersTimeout must not exceed requestTimeout.
   app.server.headersTimeout = Math.min(app.server.headersTimeout, requestTimeout)
+  auditLog(app)
+  if (config.metrics === true) registerMetrics(app)
   const https = config.baseUrl?.startsWith('https:') === true
-  const { authenticate } = await demoDirectory({ email: config.demoEmail, password: config.demoPassword }, config.demoParent)
+  const { authenticate, findMember } = await demoDirectory({ email: config.demoEmail, password: config.demoPassword }, config.demoParent)
 
   const redis = config.redis
   const prefix = redis?.prefix ?? 'schools-resources:'
   const timeoutMs = redis?.timeoutMs
+  // A sign-in is answered only once that many replicas have its session (REDIS_WAIT_REPLICAS).
+  const waitFor = (replicas = 0) => replicas > 0 ? { waitForReplicas: { replicas, timeoutMs: 1000 } } : {}
   const maxAge = config.sessionMaxAge ?? 8 * 60 * 60 * 1000
 
   // Store failures on the host's own routes get the same clear 503 as the section's.
@@ -77,13 +85,16 @@ export async function buildApp (config: ExampleConfig): Promise<FastifyInstance>
   // builds a session only to throw it away; everything else, members included, takes the normal path
   // through every hook. Registered between the cookie and the session plugins.
   await app.register(anonymousShortCircuit)
-  const store = redis === undefined ? config.sessionStore : new RedisSessionStore(redis.client, { prefix: `${prefix}sess:`, timeoutMs })
+  const store = redis === undefined ? config.sessionStore : new RedisSessionStore(redis.client, { prefix: `${prefix}sess:`, timeoutMs, ...waitFor(redis.waitForReplicas) })
   await registerSessionPlugin(app, config.sessionPlugin ?? 'session', { secret: config.sessionSecret, store, https, maxAge })
   await app.register(schoolsResources, {
     catalog: new InMemoryCatalog(demoCatalog),
     // Three resources are files of the site's own (two PDFs and an image), served to members who may see their category.
     files: demoFiles,
     authenticate,
+    // The session keeps the member's id; each request loads the member (cached 5 s per instance), so a
+    // leaver or a removed group takes effect at once (docs/sign-in.md#findmember).
+    findMember,
     // The sign-in limits and the line of password checks (passwordChecks) keep the section's defaults,
     // chosen for a school whose staff all sign in from one address (docs/example-server.md).
     baseUrl: config.baseUrl,
@@ -106,7 +117,8 @@ export async function buildApp (config: ExampleConfig): Promise<FastifyInstance>
   // A page of the site's own, outside the section, behind the same guard: staff only. Visitors get the
   // login redirect back to it, other members the 403 page.
   app.get('/staff/noticeboard', { config: { membersOnly: { groups: ['staff'], title: 'the staff noticeboard' } } }, async (request, reply) => {
-    const member = request.session.get('member')!
+    // The member the guard let in (with findMember, as the directory has them now): never read from the session.
+    const member = request.schoolsMember!
     reply.header('cache-control', 'private, no-store').type('text/html; charset=utf-8')
     return String(html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">

@@ -42,6 +42,11 @@ export const DEMO_TEACHER: Member = { id: 'demo-teacher', name: 'Demo Teacher', 
 /** The demo parent is a member outside the staff audience: the staff-only category answers 403. */
 export const DEMO_PARENT: Member = { id: 'demo-parent', name: 'Demo Parent', groups: ['parents'] }
 
+/** The member as the section sees it: never the password hash. */
+function withoutHash ({ passwordHash: _hash, ...member }: DemoMember): Member {
+  return member
+}
+
 /**
  * The example's members (the teacher, and the parent when given) and their authenticate(). An unknown
  * email still costs one hash check, so that the answer's timing does not tell which addresses have an
@@ -55,10 +60,14 @@ export async function demoDirectory (teacher: DemoAccount, parent?: DemoAccount)
   async function authenticate ({ email: given, password: attempt }: Credentials): Promise<Member | null> {
     const found = members.find((m) => m.email.toLowerCase() === given.toLowerCase())
     const ok = await verifyPassword(attempt, found?.passwordHash ?? dummyHash)
-    if (found === undefined || !ok) return null
-    const { passwordHash: _hash, ...member } = found
-    return member
+    return found === undefined || !ok ? null : withoutHash(found)
   }
 
-  return { members, authenticate }
+  /** The member with this id as the directory has them now (the section's findMember), or null. */
+  async function findMember (id: Member['id']): Promise<Member | null> {
+    const found = members.find((m) => m.id === id)
+    return found === undefined ? null : withoutHash(found)
+  }
+
+  return { members, authenticate, findMember }
 }

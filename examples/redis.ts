@@ -1,4 +1,4 @@
-import { createClient } from 'redis'
+import { createClient, createCluster, createSentinel } from 'redis'
 import type { FastifyBaseLogger } from 'fastify'
 
 const CONNECT_TIMEOUT_MS = 2000
@@ -67,7 +67,7 @@ export function createRedisClient (url: string): RedisClient {
  * Logs the connection's state: once when Redis becomes unreachable (not once per retry), once when it
  * is back. Without an 'error' listener node-redis would crash the process on a lost connection.
  */
-export function watchRedis (client: RedisClient, url: string, log: Log): void {
+export function watchRedis (client: AnyRedisClient, url: string, log: Log): void {
   let down = false
   let serving = false
   client.on('error', (err: Error) => {
@@ -84,8 +84,9 @@ export function watchRedis (client: RedisClient, url: string, log: Log): void {
   })
 }
 
-/** The URL without its password, for logs. */
+/** The URL without its password, for logs; a description of a Sentinel set or a Cluster as it is. */
 export function redact (url: string): string {
+  if (!url.includes('://')) return url
   try {
     const parsed = new URL(url)
     if (parsed.password !== '') parsed.password = '***'
@@ -100,7 +101,7 @@ export function redact (url: string): string {
  * with an error that says so. The server does not listen before this resolves, so it never serves
  * anything that needs a session without a working store.
  */
-export async function connectRedis (client: RedisClient, url: string, waitMs: number, log: Log): Promise<void> {
+export async function connectRedis (client: AnyRedisClient, url: string, waitMs: number, log: Log): Promise<void> {
   log.info(`Connecting to Redis at ${redact(url)} (waiting up to ${waitMs} ms)`)
   let timer: NodeJS.Timeout | undefined
   const gaveUp = new Promise<never>((_resolve, reject) => {
@@ -117,4 +118,42 @@ export async function connectRedis (client: RedisClient, url: string, waitMs: nu
   }
   await client.ping()
   log.info(`Connected to Redis at ${redact(url)}`)
+}
+
+export interface RedisNode { host: string, port: number }
+
+// The fail-fast settings of createRedisClient(), for each node a Sentinel or Cluster client opens.
+const NODE_OPTIONS = {
+  disableOfflineQueue: true,
+  commandsQueueMaxLength: 1000,
+  socket: { connectTimeout: CONNECT_TIMEOUT_MS, reconnectStrategy: (retries: number) => Math.min(100 * 2 ** retries, 1000) }
+}
+
+/**
+ * A Sentinel-managed primary (REDIS_SENTINELS, REDIS_SENTINEL_NAME): the client asks the sentinels
+ * where the primary is and follows a failover. One connection to the primary (masterPoolSize 1), so a
+ * session write and its WAIT share it.
+ */
+export function createSentinelClient (sentinels: RedisNode[], name: string) {
+  return createSentinel({ name, sentinelRootNodes: sentinels, masterPoolSize: 1, nodeClientOptions: NODE_OPTIONS, sentinelClientOptions: NODE_OPTIONS })
+}
+
+/** A Redis Cluster (REDIS_CLUSTER_NODES): any of its masters to start from; the client finds the others. */
+export function createClusterClient (nodes: RedisNode[]) {
+  return createCluster({ rootNodes: nodes.map(({ host, port }) => ({ url: `redis://${host}:${port}` })), defaults: NODE_OPTIONS })
+}
+
+export type SentinelClient = ReturnType<typeof createSentinelClient>
+export type ClusterClient = ReturnType<typeof createClusterClient>
+export type AnyRedisClient = RedisClient | SentinelClient | ClusterClient
+
+/** The settings' Redis, or undefined: `where` for logs, and a client not connected yet. */
+export function redisFromSettings (settings: { redisUrl?: string, redisSentinels?: RedisNode[], redisSentinelName?: string, redisClusterNodes?: RedisNode[] }): { where: string, client: AnyRedisClient } | undefined {
+  const list = (nodes: RedisNode[]) => nodes.map(({ host, port }) => `${host}:${port}`).join(',')
+  if (settings.redisSentinels !== undefined) {
+    return { where: `Sentinel primary "${settings.redisSentinelName}" via ${list(settings.redisSentinels)}`, client: createSentinelClient(settings.redisSentinels, settings.redisSentinelName!) }
+  }
+  if (settings.redisClusterNodes !== undefined) return { where: `Cluster ${list(settings.redisClusterNodes)}`, client: createClusterClient(settings.redisClusterNodes) }
+  if (settings.redisUrl !== undefined) return { where: settings.redisUrl, client: createRedisClient(settings.redisUrl) }
+  return undefined
 }

@@ -2,7 +2,6 @@ import { randomBytes } from 'node:crypto'
 import type { IncomingMessage } from 'node:http'
 import type { Socket } from 'node:net'
 import { buildApp } from './app.js'
-import { connectRedis, createRedisClient, redact, watchRedis, type RedisClient } from './redis.js'
 import { readSettings, type ExampleSettings } from './settings.js'
 
 let settings: ExampleSettings
@@ -39,8 +38,10 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 const SHUTDOWN_DEADLINE_MS = 10_000
 
 async function main (): Promise<void> {
-  const redisUrl = settings.redisUrl
-  const redis: RedisClient | undefined = redisUrl === undefined ? undefined : createRedisClient(redisUrl)
+  // `redis` is loaded only when one is configured (REDIS_URL, REDIS_SENTINELS or REDIS_CLUSTER_NODES).
+  const hasRedis = settings.redisUrl !== undefined || settings.redisSentinels !== undefined || settings.redisClusterNodes !== undefined
+  const { connectRedis, redact, redisFromSettings, watchRedis } = hasRedis ? await import('./redis.js') : {} as Partial<typeof import('./redis.js')>
+  const { where: redisUrl, client: redis } = redisFromSettings?.(settings) ?? {}
   const app = await buildApp({
     baseUrl: settings.baseUrl,
     sessionSecret: sessionSecret!,
@@ -52,15 +53,16 @@ async function main (): Promise<void> {
     trustProxy: settings.trustProxy,
     requestTimeoutMs: settings.requestTimeoutMs,
     connectionTimeoutMs: settings.connectionTimeoutMs,
+    metrics: process.env.METRICS === '1',
     ...(redis === undefined
       ? {}
-      : { redis: { client: redis, prefix: settings.redisPrefix, timeoutMs: settings.redisTimeoutMs } })
+      : { redis: { client: redis, prefix: settings.redisPrefix, timeoutMs: settings.redisTimeoutMs, waitForReplicas: settings.redisWaitReplicas } })
   })
   if (redis !== undefined) {
-    watchRedis(redis, redisUrl!, app.log)
+    watchRedis!(redis, redisUrl!, app.log)
     // Before listening: a server without its session store must not serve anything.
     try {
-      await connectRedis(redis, redisUrl!, settings.redisConnectTimeoutMs, app.log)
+      await connectRedis!(redis, redisUrl!, settings.redisConnectTimeoutMs, app.log)
     } catch (err) {
       await app.close()
       throw err
@@ -109,7 +111,7 @@ async function main (): Promise<void> {
   }
   const address = await app.listen({ port, host })
   const where = `Resources section: ${address}/schools/resources/ (sign in as ${demoEmail}, staff, or ${demoParentEmail}, not staff)` +
-    (redisUrl === undefined ? '; sessions in memory (set REDIS_URL to share them between instances)' : `; sessions in Redis at ${redact(redisUrl)}`)
+    (redisUrl === undefined ? '; sessions in memory (set REDIS_URL to share them between instances)' : `; sessions in Redis at ${redact!(redisUrl)}`)
   // Always said, whatever LOG_LEVEL hides: with PORT=0 this is the only place the port is told.
   if (['info', 'debug', 'trace'].includes(logLevel)) app.log.info(where)
   else console.log(where)

@@ -18,6 +18,13 @@ export interface ExampleSettings {
   demoParentEmail: string
   demoParentPassword: string
   redisUrl: string | undefined
+  /** REDIS_SENTINELS: the sentinels of a Sentinel-managed primary named REDIS_SENTINEL_NAME. */
+  redisSentinels?: Array<{ host: string, port: number }>
+  redisSentinelName?: string
+  /** REDIS_CLUSTER_NODES: some masters of a Redis Cluster. */
+  redisClusterNodes?: Array<{ host: string, port: number }>
+  /** REDIS_WAIT_REPLICAS: replicas that must have a session write (default 1 with Sentinel, else 0). */
+  redisWaitReplicas?: number
   redisPrefix: string | undefined
   redisTimeoutMs: number
   redisConnectTimeoutMs: number
@@ -54,6 +61,32 @@ function wholeNumber (env: Env, name: string, fallback: number, min: number, max
 /** A URL for the error message without its password. */
 function redacted (raw: string): string {
   return raw.replace(/\/\/([^/@]*):[^/@]*@/, '//$1:***@')
+}
+
+/** A comma-separated host:port list, or undefined when unset. */
+function nodes (env: Env, name: string): Array<{ host: string, port: number }> | undefined {
+  const raw = read(env, name)
+  if (raw === undefined) return undefined
+  return raw.split(',').map((entry) => {
+    const match = /^\s*([^\s:]+|\[[0-9a-f:]+\]):(\d{1,5})\s*$/i.exec(entry)
+    if (match === null || Number(match[2]) < 1 || Number(match[2]) > 65535) {
+      throw new SettingError(name, 'must be host:port pairs separated by commas, such as 10.0.0.1:26379,10.0.0.2:26379', raw)
+    }
+    return { host: match[1].replace(/^\[|\]$/g, ''), port: Number(match[2]) }
+  })
+}
+
+/** At most one of REDIS_URL, REDIS_SENTINELS, REDIS_CLUSTER_NODES; a Sentinel set needs its primary's name. */
+function redisTopology (env: Env): Pick<ExampleSettings, 'redisSentinels' | 'redisSentinelName' | 'redisClusterNodes'> {
+  const redisSentinels = nodes(env, 'REDIS_SENTINELS')
+  const redisClusterNodes = nodes(env, 'REDIS_CLUSTER_NODES')
+  const redisSentinelName = read(env, 'REDIS_SENTINEL_NAME')
+  const given = ['REDIS_URL', 'REDIS_SENTINELS', 'REDIS_CLUSTER_NODES'].filter((name) => read(env, name) !== undefined)
+  if (given.length > 1) throw new SettingError(given[1], `cannot be set together with ${given[0]}: one Redis, Sentinel set or Cluster`, read(env, given[1])!)
+  if (redisSentinels !== undefined && redisSentinelName === undefined) {
+    throw new SettingError('REDIS_SENTINEL_NAME', 'must name the primary the sentinels monitor (their "sentinel monitor <name>") when REDIS_SENTINELS is set', '')
+  }
+  return { redisSentinels, redisSentinelName, redisClusterNodes }
 }
 
 const TRUST_PROXY_MUST = 'must be the addresses or CIDRs of your proxies, separated by commas, such as 10.0.0.1 or 10.0.0.0/8'
@@ -124,6 +157,8 @@ export function readSettings (env: Env): ExampleSettings {
     demoParentEmail,
     demoParentPassword: read(env, 'DEMO_PARENT_PASSWORD') ?? 'parents evening in the hall',
     redisUrl,
+    ...redisTopology(env),
+    redisWaitReplicas: wholeNumber(env, 'REDIS_WAIT_REPLICAS', read(env, 'REDIS_SENTINELS') === undefined ? 0 : 1, 0, 100, 'must be a whole number of replicas from 0 to 100, such as 1 (0: do not wait)'),
     redisPrefix: read(env, 'REDIS_PREFIX'),
     redisTimeoutMs: wholeNumber(env, 'REDIS_TIMEOUT_MS', 2000, 1, 2 ** 31 - 1, 'must be a positive whole number of milliseconds, such as 2000'),
     redisConnectTimeoutMs: wholeNumber(env, 'REDIS_CONNECT_TIMEOUT_MS', 10_000, 1, 2 ** 31 - 1, 'must be a positive whole number of milliseconds, such as 10000'),

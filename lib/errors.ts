@@ -59,6 +59,21 @@ const FST_SR_STORE_UNAVAILABLE = createError<[string]>(
   503
 )
 
+/** The store's Redis answered with an error that no retry fixes (WRONGTYPE, a script error, a bug): a 500, not an outage. */
+const FST_SR_STORE_ERROR = createError<[string]>(
+  'FST_SR_STORE_ERROR',
+  'fastify-schools-resources: the store failed: %s',
+  500
+)
+
+/** A Redis store was handed a client it cannot drive (not node-redis v5+: ioredis, a plain object). */
+const FST_SR_UNSUPPORTED_REDIS_CLIENT = createError<[string, string]>(
+  'FST_SR_UNSUPPORTED_REDIS_CLIENT',
+  'fastify-schools-resources: %s cannot use this Redis client: %s',
+  500,
+  TypeError
+)
+
 /** Too many failed sign-ins from one client address within the window. */
 const FST_SR_LOGIN_RATE_LIMITED = createError<[string]>(
   'FST_SR_LOGIN_RATE_LIMITED',
@@ -104,7 +119,7 @@ const FST_SR_REGISTER_PREFIX = createError<[string]>(
 /** A second section shares the sign-in routes of an earlier one, but with settings that would make it not work. */
 const FST_SR_SHARED_SIGN_IN = createError<[string, string]>(
   'FST_SR_SHARED_SIGN_IN',
-  'fastify-schools-resources: the section at %s shares the sign-in at %s with an earlier section, so both need the same authenticate function, sessionKey and logoutPath (or set signIn: false on the later one, or give it a loginPath of its own)',
+  'fastify-schools-resources: the section at %s shares the sign-in at %s with an earlier section, so both need the same authenticate function, findMember, sessionKey and logoutPath (or set signIn: false on the later one, or give it a loginPath of its own)',
   500
 )
 
@@ -188,6 +203,13 @@ const FST_SR_SIGN_IN_BUSY = createError(
   503
 )
 
+/** The files option is set, but a package file serving needs (an optional peer) is not installed. */
+const FST_SR_MISSING_PACKAGE = createError<[string]>(
+  'FST_SR_MISSING_PACKAGE',
+  'fastify-schools-resources: the files option needs the package %s, which is not installed: npm i @fastify/static content-disposition',
+  500
+)
+
 export const errorCodes = {
   FST_SR_INVALID_OPTION,
   FST_SR_INVALID_CATALOG,
@@ -197,6 +219,8 @@ export const errorCodes = {
   FST_SR_BAD_HOST,
   FST_SR_URI_TOO_LONG,
   FST_SR_STORE_UNAVAILABLE,
+  FST_SR_STORE_ERROR,
+  FST_SR_UNSUPPORTED_REDIS_CLIENT,
   FST_SR_LOGIN_RATE_LIMITED,
   FST_SR_NO_SECTION,
   FST_SR_PLUGIN_ORDER,
@@ -213,5 +237,6 @@ export const errorCodes = {
   FST_SR_INVALID_CATALOG_RECORD,
   FST_SR_INVALID_VIEW,
   FST_SR_INTERNAL_ERROR,
-  FST_SR_SIGN_IN_BUSY
+  FST_SR_SIGN_IN_BUSY,
+  FST_SR_MISSING_PACKAGE
 } as const

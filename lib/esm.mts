@@ -27,6 +27,7 @@ export const {
   MemoryAttemptStore,
   storeErrorHandler,
   errorCodes,
-  REDIRECT_CONFLICT_WARNING
+  REDIRECT_CONFLICT_WARNING,
+  eventChannels
 } = cjs
 export default fastifySchoolsResources

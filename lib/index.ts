@@ -9,6 +9,7 @@ import { warnTrustProxy } from './redirect/site-origin.js'
 import { memberLookup } from './session/member.js'
 import { chooseSessionAdapter } from './session/session-adapter.js'
 import { registerCsrf } from './session/csrf.js'
+import { memberById, MemberFinder } from './session/find-member.js'
 import { mountPoint, PageRenderer, resolveViews, sectionPaths } from './pages/page-renderer.js'
 import { stylesheetPolicy, stylesheetRoute } from './pages/stylesheet.js'
 import { registerSecurityHeaders, securityHeaders } from './pages/security-headers.js'
@@ -36,7 +37,10 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
   const session = opts.signIn || opts.getMember === undefined
     ? chooseSessionAdapter(fastify, opts, opts.signIn ? 'signIn is on' : 'without getMember the member is read from the session')
     : undefined
-  const memberOf = memberLookup(opts.getMember, session, opts.sessionKey)
+  // With findMember, the session keeps the member's id and each request loads the member (session/find-member.ts).
+  // findMember comes without getMember (options.ts), so there is a session.
+  const finder = opts.findMember === undefined ? undefined : new MemberFinder(opts.findMember.find, opts.findMember.cache)
+  const memberOf = finder === undefined ? memberLookup(opts.getMember, session, opts.sessionKey) : memberById(session!, opts.sessionKey, finder)
   const stylesheet = opts.stylesheet.servePath === undefined ? opts.stylesheet : { ...opts.stylesheet, href: `${mount}${opts.stylesheet.href}` }
   const pages = new PageRenderer(resolveViews(opts.views), { ...opts, stylesheet, session }, paths)
   // What a visitor of any members-only route gets: this section's login redirect, then its refused index redirect.
@@ -64,7 +68,7 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
   // Routes live in their own context so the form parser and CSRF stay ours and do not leak into the host.
   async function schoolsResourcesSection (section: FastifyInstance) {
     if (!section.hasContentTypeParser(FORM)) await section.register(formbody)
-    if (opts.stylesheet.servePath !== undefined) stylesheetRoute(section, opts.stylesheet.servePath)
+    if (opts.stylesheet.servePath !== undefined) stylesheetRoute(section, opts.stylesheet.servePath, opts.openapi)
     const routes = {
       // Every record of a host's catalog is checked here, where it enters (InMemoryCatalog's already were).
       catalog: checkedCatalog(opts.catalog, section.log, paths.index),
@@ -74,14 +78,16 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
       prefix: opts.prefix,
       anonymous,
       sessionDecides,
-      restrictedCategories: opts.restrictedCategories
+      restrictedCategories: opts.restrictedCategories,
+      pageSize: opts.pageSize,
+      openapi: opts.openapi
     }
     sectionRoutes(section, routes)
     await fileRoutes(section, { ...routes, root: opts.filesRoot })
     if (opts.authenticate === undefined || !opts.signIn) return
     // The logout forms' tokens, in every section; the routes in the first section with this login path.
     const csrf = await registerCsrf(section, opts.baseUrl)
-    if (!servesSignIn(section.server, paths, { authenticate: opts.authenticate, sessionKey: opts.sessionKey, logout: paths.logout })) return
+    if (!servesSignIn(section.server, paths, { authenticate: opts.authenticate, sessionKey: opts.sessionKey, logout: paths.logout, findMember: opts.findMember?.find })) return
     if (opts.lockout !== false) warnWithoutDeviceSecret(section.log, opts.lockout)
     signInRoutes(section, {
       authenticate: opts.authenticate,
@@ -98,7 +104,10 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
         : new SignInLimits(opts.lockout === false ? undefined : opts.lockout, opts.loginRateLimit === false ? undefined : opts.loginRateLimit),
       verifyCsrf: csrf.verify,
       renewCsrfCookie: csrf.dropCookie,
-      passwordChecks: new PasswordChecks(opts.passwordChecks)
+      passwordChecks: new PasswordChecks(opts.passwordChecks),
+      openapi: opts.openapi,
+      auditKey: opts.auditKey,
+      finder
     })
   }
 }
@@ -124,6 +133,7 @@ export { MemoryAttemptStore } from './stores/attempt-store.js'
 export { storeErrorHandler }
 export { errorCodes } from './errors.js'
 export { REDIRECT_CONFLICT_WARNING } from './warnings.js'
+export { eventChannels } from './events.js'
 
 export type { FastifySchoolsResourcesOptions } from './options.js'
 export type { Member, MembersOnlyOptions, Credentials, Catalog, CatalogData, Category, CategoryWithResources, Resource, ResourceFormat } from './types.js'
@@ -136,3 +146,8 @@ export type { PasswordChecksOptions } from './sign-in/password-checks.js'
 export type { RedirectOnceOptions } from './redirect/redirect-once.js'
 export type { ConflictLogOption } from './redirect/conflict-log.js'
 export type { AnonymousShortCircuitOptions } from './session/anonymous-short-circuit.js'
+export type {
+  SectionEvent, SignInFailureReason, SignInSucceededEvent, SignInFailedEvent, LockedOutEvent, SignedOutEvent, AccessRefusedEvent,
+  FileDownloadedEvent, StoreUnavailableEvent, RedirectRefusedEvent
+} from './events.js'
+export type { FindMember, FoundMember } from './session/find-member.js'

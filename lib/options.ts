@@ -8,7 +8,10 @@ import { parseBaseUrl } from './redirect/site-origin.js'
 import { sessionCookieName } from './session/anonymous-short-circuit.js'
 import { parseConflictLog, type ConflictLogOption } from './redirect/conflict-log.js'
 import { resolveStylesheet, type ResolvedStylesheet } from './pages/stylesheet.js'
+import { resolveOpenApi, type OpenApi } from './pages/openapi.js'
 import type { Views } from './pages/views.js'
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from './pages/pagination.js'
+import type { FindMember, FindMemberCacheSettings } from './session/find-member.js'
 import { MemoryAttemptStore, type AttemptStore } from './stores/attempt-store.js'
 import { namedFile } from './section/catalog.js'
 import type { LockoutOptions, LockoutSettings, LoginRateLimitOptions, LoginRateLimitSettings } from './sign-in/limits.js'
@@ -38,11 +41,23 @@ export interface FastifySchoolsResourcesOptions {
   /** Who is signed in, for hosts with their own authentication (default: the session's member). */
   getMember?: (request: FastifyRequest) => Member | null | undefined | Promise<Member | null | undefined>
   /**
+   * The member with this id as it is now (`{ ...member, sessionVersion? }`), or null: the session then
+   * keeps only the id, and each request loads the member through a short cache (docs/sign-in.md#findmember).
+   */
+  findMember?: FindMember
+  /** findMember's per-process cache: answers kept `ttlMs` (default 5000; 0 keeps none), for at most `max` ids (default 1000). */
+  findMemberCache?: Partial<FindMemberCacheSettings>
+  /**
    * How the index shows categories with an `audience`: `'mark'` (default) lists them all and marks those
    * the signed-in member cannot open; `'hide'` lists a restricted category only to members of its
    * audience (visitors who are not signed in see only the categories open to every member).
    */
   restrictedCategories?: 'mark' | 'hide'
+  /**
+   * How many categories a page of the index, and resources a page of a category, shows (default 50, at
+   * most 1000); longer lists are paged with `?start=` (docs/pages-and-views.md#pages).
+   */
+  pageSize?: number
   /** Replace any of the page renderers. */
   views?: Partial<Views>
   /** Site name shown in page titles and the header (default `Schools resources`). */
@@ -75,8 +90,8 @@ export interface FastifySchoolsResourcesOptions {
   /** helmet options for the plugin's own routes (default: a strict CSP for these pages); false turns it off. */
   helmet?: HelmetOptions | false
   /**
-   * How refused redirects (the redirect-conflict warning) are logged: `'each'` (default), a summary per
-   * interval (`{ summaryIntervalMs }`), or `false`. The `UserWarning` is raised for every one regardless.
+   * How refused redirects (the redirect-conflict warning) are logged: a summary per interval
+   * (`{ summaryIntervalMs }`, default one a minute), `'each'`, or `false`. The `UserWarning` is raised for every one regardless.
    */
   conflictLog?: ConflictLogOption
   /**
@@ -84,6 +99,16 @@ export interface FastifySchoolsResourcesOptions {
    * absolute or relative to the working directory (docs/files.md). Required when the catalog names files.
    */
   files?: { root: string }
+  /**
+   * The section's routes in a host's @fastify/swagger document: hidden (`false`, the default), or shown
+   * tagged (`true`: `Resources`; `{ tag }`) with their answers (docs/openapi.md).
+   */
+  openapi?: boolean | { tag?: string }
+  /**
+   * The key (32 characters or more) of the keyed hash that failed sign-in events carry instead of the
+   * identifier tried (docs/events.md); the same on every instance so that hashes compare. Unset: one per process.
+   */
+  auditKey?: string
 }
 
 export interface ResolvedOptions {
@@ -97,7 +122,10 @@ export interface ResolvedOptions {
   sessionKey: string
   keepSessionData: boolean
   getMember: FastifySchoolsResourcesOptions['getMember']
+  /** The host's findMember and its cache settings, or undefined without it. */
+  findMember: { find: FindMember, cache: FindMemberCacheSettings } | undefined
   restrictedCategories: 'mark' | 'hide'
+  pageSize: number
   views: Partial<Views>
   siteName: string
   stylesheet: ResolvedStylesheet
@@ -111,6 +139,8 @@ export interface ResolvedOptions {
   conflictLog: ConflictLogOption
   /** The files directory's real path (symlinks resolved), or undefined without the option. */
   filesRoot: string | undefined
+  openapi: OpenApi
+  auditKey: string | undefined
 }
 
 // Fastify passes these through to every plugin; they are not ours to judge.
@@ -118,7 +148,10 @@ const FASTIFY_KEYS = new Set(['logLevel', 'logSerializers'])
 const KNOWN_KEYS = new Set<string>([
   'catalog', 'authenticate', 'signIn', 'prefix', 'baseUrl', 'loginPath', 'logoutPath',
   'sessionKey', 'keepSessionData', 'getMember', 'restrictedCategories', 'views', 'siteName', 'stylesheet', 'lockout', 'loginRateLimit', 'helmet', 'conflictLog',
-  'files', 'passwordChecks', 'cookieName', 'sessionPlugin', 'sessionName'
+  'files', 'passwordChecks', 'cookieName', 'sessionPlugin', 'sessionName', 'pageSize',
+  'openapi',
+  'auditKey',
+  'findMember', 'findMemberCache'
 ])
 const VIEW_KEYS = new Set(['layout', 'index', 'category', 'login', 'notFound', 'forbidden'])
 
@@ -220,6 +253,26 @@ function resolvePasswordChecks (opts: Record<string, unknown>): PasswordCheckSet
   return { concurrent, waiting, perAddress }
 }
 
+// A few seconds: a removed group or a deleted account takes effect that soon, at one lookup per member and instance per period.
+const FIND_MEMBER_TTL_MS = 5000
+
+function resolveFindMember (opts: Record<string, unknown>): ResolvedOptions['findMember'] {
+  const find = optionalFunction<FindMember>(opts, 'findMember')
+  const cache = optionalObject(opts, 'findMemberCache')
+  if (find === undefined) {
+    if (opts.findMemberCache !== undefined) fail('findMemberCache', 'is only used with findMember')
+    return undefined
+  }
+  if (opts.getMember !== undefined) fail('findMember', 'is for the section\'s own session; with getMember, load the member there')
+  if (cache === false) fail('findMemberCache', 'must be { ttlMs, max }; for no caching give ttlMs: 0')
+  for (const key of Object.keys(cache)) {
+    if (key !== 'ttlMs' && key !== 'max') fail(`findMemberCache.${key}`, 'is not a setting of findMemberCache (known: ttlMs, max)')
+  }
+  const ttlMs = cache.ttlMs ?? FIND_MEMBER_TTL_MS
+  if (typeof ttlMs !== 'number' || !Number.isSafeInteger(ttlMs) || ttlMs < 0) fail('findMemberCache.ttlMs', 'must be a whole number of milliseconds: 0 keeps no answer')
+  return { find, cache: { ttlMs, max: positiveInteger(cache.max, 'findMemberCache.max', 1000) } }
+}
+
 /** The files directory's real path; it must exist and be a directory when the section starts. */
 function resolveFilesRoot (opts: Record<string, unknown>, catalog: Catalog): string | undefined {
   const files = opts.files
@@ -277,6 +330,11 @@ export function resolveOptions (raw: object): ResolvedOptions {
   const restrictedCategories = opts.restrictedCategories ?? 'mark'
   if (restrictedCategories !== 'mark' && restrictedCategories !== 'hide') fail('restrictedCategories', 'must be "mark" or "hide"')
 
+  const pageSize = opts.pageSize ?? DEFAULT_PAGE_SIZE
+  if (typeof pageSize !== 'number' || !Number.isInteger(pageSize) || pageSize < 1 || pageSize > MAX_PAGE_SIZE) {
+    fail('pageSize', `must be a whole number from 1 to ${MAX_PAGE_SIZE}`)
+  }
+
   const siteName = opts.siteName ?? 'Schools resources'
   if (typeof siteName !== 'string' || siteName.trim() === '') fail('siteName', 'must be a non-empty string')
 
@@ -293,7 +351,9 @@ export function resolveOptions (raw: object): ResolvedOptions {
     sessionKey,
     keepSessionData,
     getMember: optionalFunction<ResolvedOptions['getMember']>(opts, 'getMember'),
+    findMember: resolveFindMember(opts),
     restrictedCategories,
+    pageSize,
     views,
     siteName,
     stylesheet: resolveStylesheet(opts.stylesheet, prefix),
@@ -306,8 +366,15 @@ export function resolveOptions (raw: object): ResolvedOptions {
     sessionName: optionalName(opts, 'sessionName'),
     helmet: optionalObject(opts, 'helmet'),
     conflictLog: parseConflictLog(opts.conflictLog),
-    filesRoot: resolveFilesRoot(opts, catalog)
+    filesRoot: resolveFilesRoot(opts, catalog),
+    openapi: resolveOpenApi(opts.openapi),
+    auditKey: resolveAuditKey(opts.auditKey)
   }
   if (resolved.prefix === '/') fail('prefix', 'must not be the site root')
   return resolved
+}
+
+function resolveAuditKey (value: unknown): string | undefined {
+  if (value !== undefined && (typeof value !== 'string' || value.length < 32)) fail('auditKey', 'must be a string of 32 characters or more, the same on every instance')
+  return value as string | undefined
 }

@@ -109,6 +109,13 @@ declare module 'fastify' {
      */
     redirectOnce(url: string, code?: number): FastifyReply | undefined
   }
+  interface FastifyRequest {
+    /**
+     * The member the section's guard let in on this request (a `membersOnly` route, a category page), as
+     * it is now: with `findMember`, freshly loaded. Undefined where no guard ran (docs/host-routes.md).
+     */
+    readonly schoolsMember: Member | undefined
+  }
   interface FastifyInstance {
     /**
      * The section's members-only guard for a host route, as its first `preHandler`: the login redirect
@@ -128,7 +135,7 @@ declare module 'fastify' {
   }
   // @fastify/session's session data, where it is installed; an interface of its own (unused) where not.
   interface Session {
-    /** Set at sign-in under the default `sessionKey`. */
+    /** Set at sign-in under the default `sessionKey`; with `findMember` only `{ id, sessionVersion? }`: read `request.schoolsMember`. */
     member?: Member
   }
 }

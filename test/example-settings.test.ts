@@ -28,7 +28,13 @@ t.test('every bad setting names its variable, what it must be, and what was give
     [{ TRUST_PROXY: '1' }, /^TRUST_PROXY must be the addresses or CIDRs .*; a hop count such as 1 is not trusted by Fastify 5 \(it trusts no proxy at all\) and as text it would be read as an IP address; got "1"/],
     [{ TRUST_PROXY: '2' }, /a hop count such as 2 is not trusted/],
     [{ TRUST_PROXY: '10.0.0.1, 1' }, /a hop count such as 1 is not trusted/],
-    [{ SESSION_PLUGIN: 'jwt' }, /^SESSION_PLUGIN must be session \(@fastify\/session\) or secure-session \(@fastify\/secure-session\); got "jwt"/]
+    [{ SESSION_PLUGIN: 'jwt' }, /^SESSION_PLUGIN must be session \(@fastify\/session\) or secure-session \(@fastify\/secure-session\); got "jwt"/],
+    [{ REDIS_SENTINELS: '10.0.0.1' }, /^REDIS_SENTINELS must be host:port pairs separated by commas, such as 10\.0\.0\.1:26379,10\.0\.0\.2:26379; got "10\.0\.0\.1"/],
+    [{ REDIS_CLUSTER_NODES: '10.0.0.1:7000,10.0.0.2:0' }, /^REDIS_CLUSTER_NODES must be host:port pairs/],
+    [{ REDIS_SENTINELS: '10.0.0.1:26379' }, /^REDIS_SENTINEL_NAME must name the primary the sentinels monitor/],
+    [{ REDIS_URL: 'redis://a:6379', REDIS_SENTINELS: '10.0.0.1:26379', REDIS_SENTINEL_NAME: 'x' }, /^REDIS_SENTINELS cannot be set together with REDIS_URL/],
+    [{ REDIS_SENTINELS: '10.0.0.1:26379', REDIS_SENTINEL_NAME: 'x', REDIS_CLUSTER_NODES: 'b:7000' }, /^REDIS_CLUSTER_NODES cannot be set together with REDIS_SENTINELS/],
+    [{ REDIS_WAIT_REPLICAS: 'all' }, /^REDIS_WAIT_REPLICAS must be a whole number of replicas/]
   ]
   for (const [env, message] of cases) {
     t.throws(() => readSettings(env), { name: 'SettingError', message }, JSON.stringify(env))
@@ -46,6 +52,9 @@ t.test('every bad setting names its variable, what it must be, and what was give
     demoParentPassword: 'parents evening in the hall'
   }, 'the demo members\' defaults (docs/example-server.md)')
   t.match(readSettings({ DEMO_PARENT_EMAIL: 'carer@school.test', DEMO_PARENT_PASSWORD: 'another one' }), { demoParentEmail: 'carer@school.test', demoParentPassword: 'another one' })
+  t.match(readSettings({ REDIS_SENTINELS: '10.0.0.1:26379, [fd00::1]:26380', REDIS_SENTINEL_NAME: 'schools' }),
+    { redisSentinels: [{ host: '10.0.0.1', port: 26379 }, { host: 'fd00::1', port: 26380 }], redisSentinelName: 'schools', redisWaitReplicas: 1 })
+  t.match(readSettings({ REDIS_CLUSTER_NODES: 'r1:7000,r2:7001', REDIS_WAIT_REPLICAS: '0' }), { redisClusterNodes: [{ host: 'r1', port: 7000 }, { host: 'r2', port: 7001 }], redisWaitReplicas: 0 })
   t.match(readSettings({ PORT: '0', BASE_URL: 'https://www.example.org/', REDIS_URL: 'rediss://:pw@redis.internal:6380', LOG_LEVEL: 'warn' }),
     { port: 0, baseUrl: 'https://www.example.org/', redisUrl: 'rediss://:pw@redis.internal:6380', logLevel: 'warn' })
 })

@@ -23,7 +23,8 @@ const PUBLIC_VALUES = {
   MemoryAttemptStore: 'function',
   storeErrorHandler: 'function',
   errorCodes: 'object',
-  REDIRECT_CONFLICT_WARNING: 'string'
+  REDIRECT_CONFLICT_WARNING: 'string',
+  eventChannels: 'object'
 }
 const REDIS_VALUES = {
   RedisSessionStore: 'function',

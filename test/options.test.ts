@@ -47,7 +47,18 @@ t.test('wrong options fail app.ready() with an error that names the option', asy
     ['passwordChecks.waiting', { ...base, passwordChecks: { waiting: -1 } }],
     ['passwordChecks.perAddress', { ...base, passwordChecks: { perAddress: 1.5 } }],
     ['cookieName', { ...base, cookieName: '' }],
-    ['cookieName', { ...base, cookieName: 'a;b' }]
+    ['cookieName', { ...base, cookieName: 'a;b' }],
+    ['auditKey', { ...base, auditKey: 'short' }],
+    ['auditKey', { ...base, auditKey: Buffer.alloc(32) }],
+    ['findMember', { ...base, findMember: 'members' }],
+    ['findMember', { ...base, findMember: () => null, getMember: () => null }],
+    ['findMemberCache', { ...base, findMemberCache: { ttlMs: 1000 } }],
+    ['findMemberCache', { ...base, findMember: () => null, findMemberCache: false }],
+    ['findMemberCache', { ...base, findMember: () => null, findMemberCache: 5000 }],
+    ['findMemberCache.ttl', { ...base, findMember: () => null, findMemberCache: { ttl: 1000 } }],
+    ['findMemberCache.ttlMs', { ...base, findMember: () => null, findMemberCache: { ttlMs: -1 } }],
+    ['findMemberCache.ttlMs', { ...base, findMember: () => null, findMemberCache: { ttlMs: '5s' } }],
+    ['findMemberCache.max', { ...base, findMember: () => null, findMemberCache: { max: 0 } }]
   ]
   for (const [name, options] of cases) {
     await t.rejects(readyWith(options), { code: 'FST_SR_INVALID_OPTION', message: new RegExp(`invalid option "${name.replace('.', '\\.')}"`) }, name)
@@ -59,6 +70,8 @@ t.test('valid options start, including Fastify\'s own logLevel', async (t) => {
   await t.resolves(readyWith({ catalog, authenticate: teacherOnly, logLevel: 'warn', prefix: '/a-b/c_d.e' }))
   await t.resolves(readyWith({ catalog, signIn: false }), 'authenticate is optional without sign-in')
   await t.resolves(readyWith({ catalog, authenticate: teacherOnly, passwordChecks: { concurrent: 32, waiting: 0 }, cookieName: '__Host-sid' }), 'no line at all, and a cookie name with a prefix')
+  await t.resolves(readyWith({ catalog, authenticate: teacherOnly, findMember: () => null }), 'findMember with the default cache')
+  await t.resolves(readyWith({ catalog, authenticate: teacherOnly, findMember: () => null, findMemberCache: { ttlMs: 0, max: 10 } }), 'no cache (ttlMs: 0)')
 })
 
 t.test('a missing session plugin fails at startup with a clear error naming both', async (t) => {

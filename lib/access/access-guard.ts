@@ -7,6 +7,7 @@ import { sendJsonError, wantsJson } from '../pages/negotiation.js'
 import type { PageRenderer } from '../pages/page-renderer.js'
 import { applyOwnHeaders, type ApplySecurityHeaders } from '../pages/security-headers.js'
 import { canSee } from './audience.js'
+import { accessRefused, eventBase } from '../events.js'
 
 const { FST_SR_FORBIDDEN } = errorCodes
 
@@ -57,7 +58,11 @@ export type AnswerUnknown = (request: FastifyRequest, reply: FastifyReply, membe
  * someone else that comes back here, or for a JSON client the error with its code. Never cached: the
  * same address serves the page to a member who is in the audience.
  */
-export async function answerForbidden (request: FastifyRequest, reply: FastifyReply, deps: Pick<AccessGuardDeps, 'pages' | 'securityHeaders'>, member: Member, title: string): Promise<FastifyReply> {
+export async function answerForbidden (request: FastifyRequest, reply: FastifyReply, deps: Pick<AccessGuardDeps, 'pages' | 'securityHeaders' | 'indexPath'>, member: Member, title: string): Promise<FastifyReply> {
+  if (accessRefused.hasSubscribers) {
+    const query = request.url.indexOf('?')
+    accessRefused.publish({ ...eventBase(request, deps.indexPath), memberId: member.id, title, path: query === -1 ? request.url : request.url.slice(0, query) })
+  }
   applyOwnHeaders(deps.securityHeaders, request, reply)
   reply.code(403).header('cache-control', 'private, no-store').header('vary', 'Accept')
   const error = new FST_SR_FORBIDDEN(title)

@@ -6,7 +6,7 @@ import { SECTION_ENCAPSULATED_WARNING, warnHostMistakeOnce } from '../warnings.j
 import { isGroupList } from '../session/member.js'
 import { shortCircuitMark } from '../session/anonymous-short-circuit.js'
 import type { ApplySecurityHeaders } from '../pages/security-headers.js'
-import { fixedAccessGuard, isGranted, type AccessGuardDeps, type Protected } from './access-guard.js'
+import { fixedAccessGuard, grantedAccess, isGranted, type AccessGuardDeps, type Protected } from './access-guard.js'
 
 const { FST_SR_INVALID_OPTION, FST_SR_UNGUARDED_ROUTE } = errorCodes
 
@@ -101,6 +101,9 @@ export function guardHostRoutes (fastify: FastifyInstance, deps: MembersOnlyDeps
   const fromDecorator = new WeakMap<object, Protected>()
   // The host route gets the section's headers on the 403 page the section answers there.
   const guardDeps: AccessGuardDeps = { memberOf: deps.memberOf, pages: deps.pages, answerError: deps.answerError, securityHeaders: deps.securityHeaders, ...deps.anonymous }
+
+  // The member a guard admitted, for the route's own hooks and handler: host code never reads the session.
+  fastify.decorateRequest('schoolsMember', { getter (this: FastifyRequest) { return grantedAccess(this)?.member } })
 
   fastify.decorate('membersOnly', function membersOnly (options?: MembersOnlyOptions): preHandlerHookHandler {
     const where = 'in fastify.membersOnly()'

@@ -1,16 +1,35 @@
 import { constants } from 'node:fs'
 import { access, realpath, stat } from 'node:fs/promises'
 import { isAbsolute, join, relative, sep } from 'node:path'
-import fastifyStatic, { type SendOptions } from '@fastify/static'
-import { create as contentDisposition } from 'content-disposition'
+import type { SendOptions } from '@fastify/static'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { FileResource } from '../types.js'
+import { errorCodes } from '../errors.js'
 import { shortCircuitMark } from '../session/anonymous-short-circuit.js'
 import { accessGuard, grantedAccess } from '../access/access-guard.js'
 import { isSlug } from '../section/catalog.js'
-import { notFoundAnswer, type SectionDeps } from '../section/section-routes.js'
+import { guardedAnswers, notFoundAnswer, type SectionDeps } from '../section/section-routes.js'
+import { file, hostError, noBody, page, routeSchema, type RouteDoc } from '../pages/openapi.js'
 import { fileName, isFileResource } from '../pages/views.js'
 import { FILE_UNAVAILABLE_WARNING, forgetHostMistake, warnHostMistakeOnce } from '../warnings.js'
+import { eventBase, fileDownloaded, type FileDownloadedEvent } from '../events.js'
+
+const { FST_SR_MISSING_PACKAGE } = errorCodes
+
+/**
+ * An optional peer dependency, loaded when the files option is set: a site without files installs
+ * neither @fastify/static nor content-disposition (docs/files.md). Missing, it fails `app.ready()` saying
+ * what to install; a package that is there but fails to load is not hidden behind that message.
+ */
+export async function optionalPeer<T> (name: string, load: () => Promise<T>): Promise<T> {
+  try {
+    return await load()
+  } catch (err) {
+    const { code, message } = err as NodeJS.ErrnoException
+    if ((code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') && message.includes(`'${name}'`)) throw new FST_SR_MISSING_PACKAGE(name)
+    throw err
+  }
+}
 
 /** What the category pages are built from, and the files directory. */
 export interface FileRoutesDeps extends Omit<SectionDeps, 'paths'> {
@@ -80,12 +99,22 @@ export function fileAddress (url: string, wildcard: string): { slug: string, id:
  */
 export async function fileRoutes (fastify: FastifyInstance, deps: FileRoutesDeps): Promise<void> {
   const { catalog, memberOf, pages, root } = deps
-  // serve: false: no routes of its own, only the reply decorators, in the section's context. A host
-  // that registered @fastify/static itself already has them here; SEND_OPTIONS and the root passed on
-  // each call make its settings irrelevant.
-  if (root !== undefined && !fastify.hasReplyDecorator('sendFile')) await fastify.register(fastifyStatic, { serve: false })
+  let contentDisposition: ((name: string) => string) | undefined
+  if (root !== undefined) {
+    const [fastifyStatic, disposition] = await Promise.all([
+      optionalPeer('@fastify/static', () => import('@fastify/static')),
+      optionalPeer('content-disposition', () => import('content-disposition'))
+    ])
+    contentDisposition = disposition.create
+    // serve: false: no routes of its own, only the reply decorators, in the section's context. A host
+    // that registered @fastify/static itself already has them here; SEND_OPTIONS and the root passed on
+    // each call make its settings irrelevant.
+    if (!fastify.hasReplyDecorator('sendFile')) await fastify.register(fastifyStatic.default, { serve: false })
+  }
 
   const notFound = notFoundAnswer({ memberOf, pages })
+  // The file-downloaded event of a request whose file is being sent, published once it is answered 200 or 206.
+  const sending = new WeakMap<FastifyRequest, Omit<FileDownloadedEvent, 'status'>>()
   // Per section, category and resource: said once until the file is served again.
   const mistakeKey = (slug: string, resource: FileResource) => `files:${fastify.prefix}${deps.prefix}:${slug}\0${resource.id}`
 
@@ -140,8 +169,27 @@ export async function fileRoutes (fastify: FastifyInstance, deps: FileRoutesDeps
       return notFound(request, reply, member)
     }
     forgetHostMistake(request.server.log, mistakeKey(slug, resource))
-    reply.header('cache-control', CACHE_CONTROL).header('content-disposition', contentDisposition(fileName(resource.file)))
+    const name = fileName(resource.file)
+    reply.header('cache-control', CACHE_CONTROL).header('content-disposition', contentDisposition!(name))
+    if (fileDownloaded.hasSubscribers && request.method === 'GET') {
+      sending.set(request, { ...eventBase(request, deps.anonymous.indexPath), memberId: member.id, category: slug, resource: resource.id, file: name })
+    }
     return reply.sendFile(found.path, root!, SEND_OPTIONS)
+  }
+
+  const doc: RouteDoc = {
+    summary: 'A protected file (members only)',
+    description: 'The file of a file resource, to members who may see its category, as an attachment (Content-Disposition), with ranges and validators (ETag, Last-Modified).',
+    wildcard: 'The category\'s slug, the resource\'s id and the file\'s name: maths/fraction-wall/fraction-wall.pdf',
+    answers: {
+      200: file('OK: the file'),
+      206: file('Partial Content: the range asked for'),
+      304: noBody('Not Modified: the copy the member has is current'),
+      ...guardedAnswers(deps),
+      404: page('Not Found: no such file resource in the category, or its file cannot be served (logged as FST_SR_FILE_UNAVAILABLE)'),
+      412: hostError('Precondition Failed: If-Match or If-Unmodified-Since does not hold'),
+      416: hostError('Range Not Satisfiable: the range is past the end of the file')
+    }
   }
 
   await fastify.register(async function schoolsResourcesFiles (files) {
@@ -151,6 +199,7 @@ export async function fileRoutes (fastify: FastifyInstance, deps: FileRoutesDeps
     // A wildcard, as for the category pages, so that every shape of address reaches the guard, and
     // marked for the anonymous short-circuit in the same way.
     files.get('/*', {
+      schema: routeSchema(deps.openapi, doc),
       config: shortCircuitMark(deps.anonymous, deps.sessionDecides),
       preHandler: accessGuard<FileTarget>({ memberOf, pages, ...deps.anonymous }, findFile, notFound, deps.restrictedCategories),
       // A host's @fastify/static setHeaders runs after ours: on a file, the private Cache-Control is put back last.
@@ -162,6 +211,13 @@ export async function fileRoutes (fastify: FastifyInstance, deps: FileRoutesDeps
           if (!FILE_BODY_STATUSES.has(reply.statusCode)) reply.removeHeader('content-disposition')
         }
         done(null, payload)
+      },
+      // One event per file answered (a 304 or a HEAD sends none of it).
+      onResponse: function fileDownloadedEvent (request, reply, done) {
+        const event = sending.get(request)
+        const status = reply.statusCode
+        if (event !== undefined && (status === 200 || status === 206)) fileDownloaded.publish({ ...event, status })
+        done()
       }
     }, download)
   }, { prefix: `${deps.prefix}/files` })

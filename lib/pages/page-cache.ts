@@ -1,11 +1,26 @@
 import { randomUUID } from 'node:crypto'
 import escapeHtml from 'escape-html'
 import type { CategoryWithResources, Member, Resource } from '../types.js'
-import { applyFilter, type ResourceFilter } from './filters.js'
+import type { ResourceFilter } from './filters.js'
+import type { Pagination } from './pagination.js'
 import type { PageContext } from './views.js'
 
+/** What one page of a category shows: its resources on this page, the filter, and the page's place in the list. */
+export interface CategoryPageData {
+  category: CategoryWithResources
+  resources: readonly Resource[]
+  filter: ResourceFilter
+  pagination: Pagination | undefined
+}
+
 /** Renders a whole category page (view and layout) as the default views do. */
-export type RenderCategoryPage = (data: { category: CategoryWithResources, resources: readonly Resource[], filter: ResourceFilter }, ctx: PageContext) => string
+export type RenderCategoryPage = (data: CategoryPageData, ctx: PageContext) => string
+
+/**
+ * How many pages (filter and page combinations) are kept per category record. A category's choices bound
+ * them anyway, but a large category has many: the oldest used go first.
+ */
+export const PAGES_PER_CATEGORY = 64
 
 /** A rendered page cut at the member's name and the CSRF token: `parts[i]`, then `slots[i]`, ... */
 interface Template {
@@ -34,13 +49,15 @@ export class CategoryPageCache {
     this.#render = render
   }
 
-  page (category: CategoryWithResources, filter: ResourceFilter, ctx: PageContext & { member: Member }): string {
+  /** The page `data` describes (`start`: its first resource's offset, which names the page) for the member in `ctx`. */
+  page (data: CategoryPageData, start: number, ctx: PageContext & { member: Member }): string {
+    const { category, filter } = data
     const token = ctx.csrfToken
     // The filter's values are choices of the category (see resourceFilter), so their positions name them
-    // without any possible collision, and a category has a bounded number of pages.
+    // without any possible collision; `start` is always a page boundary (pageWindow).
     const subject = filter.subject === undefined ? -1 : filter.subjects.indexOf(filter.subject)
     const year = filter.year === undefined ? -1 : filter.years.indexOf(filter.year)
-    const key = `${subject}/${year}/${token === undefined ? 0 : 1}`
+    const key = `${subject}/${year}/${start}/${token === undefined ? 0 : 1}`
     let pages = this.#templates.get(category)
     if (pages === undefined) {
       pages = new Map()
@@ -48,9 +65,13 @@ export class CategoryPageCache {
     }
     let template = pages.get(key)
     if (template === undefined) {
-      template = this.#template({ category, resources: applyFilter(category.resources, filter), filter }, ctx)
-      pages.set(key, template)
+      template = this.#template(data, ctx)
+      if (pages.size >= PAGES_PER_CATEGORY) pages.delete(pages.keys().next().value!)
+    } else {
+      // Used again: to the back of the map's order, so the least recently used page is first to go.
+      pages.delete(key)
     }
+    pages.set(key, template)
     const name = escapeHtml(ctx.member.name)
     let out = template.parts[0]
     for (let i = 0; i < template.slots.length; i++) {
@@ -59,7 +80,7 @@ export class CategoryPageCache {
     return out
   }
 
-  #template (data: Parameters<RenderCategoryPage>[0], ctx: PageContext): Template {
+  #template (data: CategoryPageData, ctx: PageContext): Template {
     const placeholders: PageContext = { ...ctx, member: { id: 'member', name: NAME }, csrfToken: ctx.csrfToken === undefined ? undefined : TOKEN }
     const pieces = this.#render(data, placeholders).split(SLOT)
     const template: Template = { parts: [], slots: [] }

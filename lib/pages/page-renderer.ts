@@ -1,5 +1,5 @@
 import type { FastifyReply } from 'fastify'
-import type { CategoryWithResources, Member } from '../types.js'
+import type { Member } from '../types.js'
 import { errorCodes } from '../errors.js'
 import { kindOfValue, warnHostMistakeOnce } from '../warnings.js'
 import { isStoreUnavailable } from '../stores/store-unavailable.js'
@@ -7,8 +7,7 @@ import { csrfTokenFor } from '../session/csrf.js'
 import type { SessionAdapter } from '../session/session-adapter.js'
 import { defaultViews, fileName, type Page, type PageContext, type Views } from './views.js'
 import { SafeHtml } from './html.js'
-import { applyFilter, type ResourceFilter } from './filters.js'
-import { CategoryPageCache } from './page-cache.js'
+import { CategoryPageCache, type CategoryPageData } from './page-cache.js'
 
 const { FST_SR_REGISTER_PREFIX, FST_SR_INVALID_VIEW } = errorCodes
 
@@ -94,13 +93,15 @@ export class PageRenderer {
     return sendHtml(reply, String(document))
   }
 
-  /** Sends `member` the page of `category` with `filter` applied, and `csrfToken` in its logout form. */
-  sendCategory (reply: FastifyReply, category: CategoryWithResources, filter: ResourceFilter, member: Member, csrfToken: string | undefined): FastifyReply | Promise<FastifyReply> {
+  /**
+   * Sends `member` one page of a category (`data`: the resources on it, after the filter; `start`: the
+   * offset that names the page), with `csrfToken` in its logout form.
+   */
+  sendCategory (reply: FastifyReply, data: CategoryPageData, start: number, member: Member, csrfToken: string | undefined): FastifyReply | Promise<FastifyReply> {
     const ctx = { ...this.#base, member, csrfToken }
     // The cached page is sent at once: no promise on the path the bench measures.
-    if (this.#categoryPages !== undefined) return sendHtml(reply, this.#categoryPages.page(category, filter, ctx))
-    const resources = applyFilter(category.resources, filter)
-    return this.sendView(reply, 'category', { category, resources, filter }, ctx)
+    if (this.#categoryPages !== undefined) return sendHtml(reply, this.#categoryPages.page(data, start, ctx))
+    return this.sendView(reply, 'category', data, ctx)
   }
 }
 

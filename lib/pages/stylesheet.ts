@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
 import { errorCodes } from '../errors.js'
 import { CONTENT_SECURITY_POLICY } from './security-headers.js'
+import { css, noBody, routeSchema, type OpenApi, type RouteDoc } from './openapi.js'
 
 const { FST_SR_INVALID_OPTION } = errorCodes
 
@@ -142,6 +143,8 @@ h3 { font-size: 1.1875rem; line-height: 1.3; margin: 0 0 0.35rem; }
 .field label { font-weight: 600; }
 .filter-actions { display: flex; align-items: center; gap: 1rem; }
 .result-count { color: var(--sr-muted); }
+.pager { margin: 1.5rem 0; }
+.pager ul { list-style: none; margin: 0.5rem 0 0; padding: 0; display: flex; flex-wrap: wrap; gap: 1rem; }
 
 input, select, button { font: inherit; }
 input[type="email"], input[type="password"], select {
@@ -249,8 +252,13 @@ export function stylesheetPolicy (stylesheet: ResolvedStylesheet): typeof CONTEN
  * Serves the stylesheet with an ETag. The versioned URL the layout links (`?v=<hash>`) is cached for a
  * year as immutable; any other request for it is revalidated.
  */
-export function stylesheetRoute (fastify: FastifyInstance, servePath: string): void {
-  fastify.get(servePath, async function schoolsResourcesStylesheet (request, reply) {
+export function stylesheetRoute (fastify: FastifyInstance, servePath: string, openapi: OpenApi): void {
+  const doc: RouteDoc = {
+    summary: 'The section\'s stylesheet',
+    description: 'Linked by its pages with ?v=<hash> (cached for a year); any other request is revalidated by its ETag.',
+    answers: { 200: css('OK: the stylesheet'), 304: noBody('Not Modified: If-None-Match names its ETag') }
+  }
+  fastify.get(servePath, { schema: routeSchema(openapi, doc) }, async function schoolsResourcesStylesheet (request, reply) {
     const versioned = (request.query as { v?: unknown }).v === STYLESHEET_HASH
     reply
       .type('text/css; charset=utf-8')

@@ -5,6 +5,7 @@ import { kOutageSignOut } from '../symbols.js'
 import { isStoreUnavailable, STORE_RETRY_AFTER_SECONDS } from '../stores/store-unavailable.js'
 import { csrfTokenValid } from '../session/csrf.js'
 import { wantsJson } from './negotiation.js'
+import { eventBase, storeUnavailable } from '../events.js'
 
 const MESSAGE = 'This part of the site is briefly unavailable. Please try again in a moment.'
 const SIGNED_OUT_TITLE = 'Signed out on this browser'
@@ -29,10 +30,12 @@ class OutageLog {
     this.#log = log
   }
 
-  record (request: FastifyRequest, code: string | undefined, reason: string): void {
+  record (request: FastifyRequest, code: string | undefined, reason: string, error: Error): void {
     if (this.#timer === undefined) {
       request.log.warn({ code, reason }, 'store unavailable: answering 503')
       this.#schedule()
+      // Once per outage, as the log line: the app's, so no section.
+      if (storeUnavailable.hasSubscribers) storeUnavailable.publish({ ...eventBase(request, undefined), code: code ?? error.constructor.name })
       return
     }
     this.#count++
@@ -78,7 +81,7 @@ function outageLog (log: FastifyBaseLogger): OutageLog {
  * already set on the reply (security headers) are kept. The connection is closed after the answer.
  */
 export function sendStoreUnavailable (error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply, expireCookie?: string): FastifyReply {
-  outageLog(request.server.log).record(request, (error as FastifyError).code, error.message.slice(0, 1000))
+  outageLog(request.server.log).record(request, (error as FastifyError).code, error.message.slice(0, 1000), error)
   const json = wantsJson(request)
   const signedOut = expireCookie !== undefined
   const [title, message] = signedOut ? [SIGNED_OUT_TITLE, SIGNED_OUT_MESSAGE] : ['Temporarily unavailable', MESSAGE]

@@ -1,6 +1,7 @@
 import type { Category, CategoryWithResources, FileResource, Member, Resource } from '../types.js'
 import { applyFilter, resourceFilter, type ResourceFilter } from './filters.js'
 import { html, SafeHtml, unsafeRaw } from './html.js'
+import type { Pagination } from './pagination.js'
 
 /** What every view knows about the request it renders for. */
 export interface PageContext {
@@ -52,7 +53,10 @@ export interface IndexCategory extends Category {
 }
 
 export interface IndexViewData {
+  /** The categories on this page of the index (all of them when it has one page). */
   categories: readonly IndexCategory[]
+  /** Where this page sits in the whole list, with links to its neighbours; absent when there is one page. */
+  pagination?: Pagination
 }
 
 export interface ForbiddenViewData {
@@ -68,6 +72,11 @@ export interface CategoryViewData {
   resources?: readonly Resource[]
   /** The filters asked for and the choices the category offers; computed from the category when absent. */
   filter?: ResourceFilter
+  /**
+   * Where `resources` (this page's) sit in the filtered list, with links to its neighbours that keep the
+   * filters; absent when the list has one page.
+   */
+  pagination?: Pagination
 }
 
 /**
@@ -151,13 +160,26 @@ function indexEntry (c: IndexCategory, ctx: PageContext): SafeHtml {
 <p class="access-note" id="locked-${c.slug}">You don't have access to this category.</p></li>`
 }
 
-function index ({ categories }: IndexViewData, ctx: PageContext): Page {
+/** "Page 2 of 40" with its previous and next links (rel=prev/next), after a paged list. */
+function pager (p: Pagination | undefined, label: string): SafeHtml | '' {
+  if (p === undefined) return ''
+  return html`<nav class="pager" aria-label="${label}"><p>Page ${p.page} of ${p.pages}</p>
+<ul>${p.prev === undefined ? '' : html`<li><a href="${p.prev}" rel="prev">Previous page</a></li>`}${p.next === undefined ? '' : html`<li><a href="${p.next}" rel="next">Next page</a></li>`}</ul></nav>`
+}
+
+function range (p: Pagination): string {
+  return `${p.from.toLocaleString('en')}\u2013${p.to.toLocaleString('en')}`
+}
+
+function index ({ categories, pagination }: IndexViewData, ctx: PageContext): Page {
   const list = categories.length === 0
     ? html`<p>No categories have been published yet.</p>`
-    : html`<ul class="categories">${categories.map((c) => indexEntry(c, ctx))}
-</ul>`
+    : html`${pagination === undefined ? '' : html`<p class="result-count">Showing categories ${range(pagination)} of ${pagination.total.toLocaleString('en')}.</p>`}
+<ul class="categories">${categories.map((c) => indexEntry(c, ctx))}
+</ul>
+${pager(pagination, 'Pages of categories')}`
   return {
-    title: 'Resources',
+    title: pagination === undefined || pagination.page === 1 ? 'Resources' : `Resources (page ${pagination.page} of ${pagination.pages})`,
     body: html`<h1>Resources</h1>
 <p class="lead">Teaching and learning resources for our school community, grouped by category.${ctx.member === undefined ? ' Members sign in to open a category.' : ''}</p>
 ${list}`
@@ -199,7 +221,16 @@ function select (id: string, name: string, label: string, all: string, options: 
 }
 
 function plural (n: number): string {
-  return n === 1 ? '1 resource' : `${n} resources`
+  return n === 1 ? '1 resource' : `${n.toLocaleString('en')} resources`
+}
+
+/** The line above the list: how many resources there are, which of them this page shows, for which filters. */
+function resultCount (shown: number, all: number, chosen: readonly string[], p: Pagination | undefined): string {
+  const filters = chosen.join(', ')
+  if (p === undefined) return chosen.length > 0 ? `Showing ${shown} of ${plural(all)} for ${filters}.` : `${plural(shown)}.`
+  return chosen.length > 0
+    ? `Showing ${range(p)} of the ${p.total.toLocaleString('en')} for ${filters} (${plural(all)} in all).`
+    : `Showing ${range(p)} of ${plural(p.total)}.`
 }
 
 function category (data: CategoryViewData, ctx: PageContext): Page {
@@ -222,16 +253,17 @@ ${select('filter-year', 'year', 'Year level', 'All year levels', filter.years, f
 </fieldset>
 </form>
 <h2 id="resources-heading">Resources</h2>
-<p class="result-count">${filtered
-  ? `Showing ${resources.length} of ${plural(category.resources.length)} for ${chosen.join(', ')}.`
-  : `${plural(resources.length)}.`}</p>
+<p class="result-count">${resultCount(resources.length, category.resources.length, chosen, data.pagination)}</p>
 ${resources.length === 0
   ? html`<p>No resources match these filters. <a href="${here}">Show all resources in ${category.title}</a>.</p>`
   : html`<ul class="resources" aria-labelledby="resources-heading">${resources.map((r) => resourceItem(r, category.slug, ctx))}
-</ul>`}`
+</ul>
+${pager(data.pagination, 'Pages of resources')}`}`
   }
+  const page = data.pagination === undefined || data.pagination.page === 1 ? '' : `page ${data.pagination.page} of ${data.pagination.pages}`
+  const qualifiers = [...chosen, page].filter((q) => q !== '')
   return {
-    title: filtered ? `${category.title} (${chosen.join(', ')})` : category.title,
+    title: qualifiers.length > 0 ? `${category.title} (${qualifiers.join(', ')})` : category.title,
     body: html`<nav class="breadcrumbs" aria-label="Breadcrumb"><ol><li><a href="${ctx.paths.index}">Resources</a></li><li><a href="${here}" aria-current="page">${category.title}</a></li></ol></nav>
 <h1>${category.title}</h1>
 <p class="lead">${category.description}</p>

@@ -7,11 +7,12 @@ const { FST_SR_INVALID_OPTION } = errorCodes
 /**
  * How refused redirects are written to the log. The `UserWarning` is raised for every one whatever this
  * says; this only decides the log lines.
- * - `'each'` (default): one `warn` line per refused redirect on the request's logger.
- * - `{ summaryIntervalMs }`: the first refused redirect in full at once, then at most one `warn` line per
- *   interval with the number refused since and the latest of them. An interval without any ends the
- *   summary, so the next one is logged in full again. For sites where every anonymous visitor causes one
- *   (crawlers, links in emails), so that the log does not grow by a line per visitor.
+ * - `{ summaryIntervalMs }` (default `{ summaryIntervalMs: 60000 }`): the first refused redirect in full
+ *   at once, then at most one `warn` line per interval with the number refused since and the latest of
+ *   them. An interval without any ends the summary, so the next one is logged in full again. Every
+ *   anonymous visitor of a members-only page causes one (crawlers, links in emails): the log does not
+ *   grow by a line per visitor.
+ * - `'each'`: one `warn` line per refused redirect on the request's logger.
  * - `false`: no log line.
  */
 export type ConflictLogOption = 'each' | false | { summaryIntervalMs: number }
@@ -22,11 +23,15 @@ export interface ConflictLog {
   close (): void
 }
 
+/** The default: a summary a minute. */
+export const DEFAULT_CONFLICT_LOG: ConflictLogOption = Object.freeze({ summaryIntervalMs: 60_000 })
+
 // setTimeout's ceiling: a longer delay fires at once.
 const MAX_INTERVAL_MS = 2 ** 31 - 1
 
 export function parseConflictLog (value: unknown, name = 'conflictLog'): ConflictLogOption {
-  if (value === undefined || value === 'each') return 'each'
+  if (value === undefined) return DEFAULT_CONFLICT_LOG
+  if (value === 'each') return 'each'
   if (value === false) return false
   const interval = value !== null && typeof value === 'object' ? (value as { summaryIntervalMs?: unknown }).summaryIntervalMs : undefined
   if (typeof interval !== 'number' || !Number.isSafeInteger(interval) || interval < 1 || interval > MAX_INTERVAL_MS ||

@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { AnonymousRedirect } from '../types.js'
 import { errorCodes } from '../errors.js'
 import { siteOrigin } from './site-origin.js'
+import { redirectingFor } from './redirect-once.js'
 
 const { FST_SR_URI_TOO_LONG } = errorCodes
 
@@ -46,6 +47,7 @@ export function loginRedirectUrl (origin: string, loginPath: string, requestUrl:
  */
 export function answerAnonymous (request: FastifyRequest, reply: FastifyReply, target: AnonymousRedirect): FastifyReply {
   reply.header('cache-control', 'no-store')
+  redirectingFor(reply, target.indexPath)
   reply.redirectOnce(loginRedirectUrl(siteOrigin(request, target.baseUrl), target.loginPath, request.url))
   reply.redirectOnce(target.indexPath)
   return reply

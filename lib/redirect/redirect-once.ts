@@ -6,13 +6,14 @@ import { kRedirectedTo, kRedirectOnceOptions } from '../symbols.js'
 import { emitProcessWarning, REDIRECT_CONFLICT_WARNING } from '../warnings.js'
 import { parseBaseUrl, requestOrigin } from './site-origin.js'
 import { conflictLog, parseConflictLog, type ConflictLog, type ConflictLogOption } from './conflict-log.js'
+import { eventBase, redirectRefused } from '../events.js'
 
 const { FST_SR_INVALID_REDIRECT_CODE, FST_SR_INVALID_REDIRECT_URL } = errorCodes
 
 export interface RedirectOnceOptions {
   /** Origin used to decide whether two targets are the same URL (default: the request's own origin). */
   baseUrl?: string
-  /** How refused redirects are logged (default `'each'`); the warning is raised for every one regardless. */
+  /** How refused redirects are logged (default: a summary a minute); the warning is raised for every one regardless. */
   conflictLog?: ConflictLogOption
 }
 
@@ -69,6 +70,14 @@ function resolveTarget (url: string, base: string): string | null {
   return href
 }
 
+// The section whose anonymous answer is redirecting this reply, named by its redirect-refused event.
+const sections = new WeakMap<FastifyReply, string>()
+
+/** Names the section (its index path) answering `reply`, for the redirect-refused event; costs nothing unheard. */
+export function redirectingFor (reply: FastifyReply, section: string): void {
+  if (redirectRefused.hasSubscribers) sections.set(reply, section)
+}
+
 function sameTarget (a: string, b: string, base: string): boolean {
   if (a === b) return true
   const href = resolveTarget(a, base)
@@ -86,6 +95,9 @@ function redirectOnce (reply: GuardedReply, url: string, code: number, baseUrl: 
       const message = `Already directed to ${existing}; now trying to direct to ${url}`
       emitProcessWarning(message, 'UserWarning', REDIRECT_CONFLICT_WARNING)
       log.record(reply, existing, url, message)
+      if (redirectRefused.hasSubscribers) {
+        redirectRefused.publish({ ...eventBase(reply.request, sections.get(reply)), existingLocation: existing, refusedLocation: url })
+      }
       return undefined
     }
     if (redirectedTo !== null || reply.sent || reply.raw.headersSent) return reply

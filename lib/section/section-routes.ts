@@ -5,9 +5,11 @@ import { shortCircuitMark } from '../session/anonymous-short-circuit.js'
 import { wantsJson } from '../pages/negotiation.js'
 import { isFileResource } from '../pages/views.js'
 import type { PageRenderer, SectionPaths } from '../pages/page-renderer.js'
-import { applyFilter, resourceFilter } from '../pages/filters.js'
+import { applyFilter, resourceFilter, type ResourceFilter } from '../pages/filters.js'
+import { asksForPage, pageHref, pageOf, pageWindow, pagination, type PageWindow } from '../pages/pagination.js'
 import { accessGuard, grantedAccess, type OutsideAudience } from '../access/access-guard.js'
 import { canSee } from '../access/audience.js'
+import { hostError, page, redirect, routeSchema, STORE_DOWN, type OpenApi, type RouteDoc } from '../pages/openapi.js'
 import { isSlug } from './catalog.js'
 
 // Every page here depends on the session (the member's name, the logout token), so no cache keeps any.
@@ -20,6 +22,14 @@ const PRIVATE = 'private, no-store'
 const STRING = { type: 'string' } as const
 const STRINGS = { type: 'array', items: STRING } as const
 const OPTIONAL_STRING = { type: ['string', 'null'] } as const
+const OPTIONAL_INTEGER = { type: ['integer', 'null'] } as const
+
+// Present when the client asked for a page (`?start=`): docs/pages-and-views.md#pages.
+const PAGE_JSON = {
+  type: 'object',
+  required: ['start', 'size', 'total', 'prev', 'next'],
+  properties: { start: { type: 'integer' }, size: { type: 'integer' }, total: { type: 'integer' }, prev: OPTIONAL_INTEGER, next: OPTIONAL_INTEGER }
+} as const
 
 const INDEX_JSON = {
   type: 'object',
@@ -32,7 +42,8 @@ const INDEX_JSON = {
         required: ['slug', 'title', 'description', 'url', 'locked'],
         properties: { slug: STRING, title: STRING, description: STRING, url: STRING, locked: { type: 'boolean' } }
       }
-    }
+    },
+    page: PAGE_JSON
   }
 } as const
 
@@ -57,7 +68,8 @@ const CATEGORY_JSON = {
       type: 'object',
       required: ['subject', 'year', 'subjects', 'years'],
       properties: { subject: OPTIONAL_STRING, year: OPTIONAL_STRING, subjects: STRINGS, years: STRINGS }
-    }
+    },
+    page: PAGE_JSON
   }
 } as const
 
@@ -78,6 +90,25 @@ export interface SectionDeps {
    * `'hide'`, left off the index and answered at their address like a slug that does not exist.
    */
   restrictedCategories: OutsideAudience
+  /** How many categories a page of the index, and resources a page of a category, shows. */
+  pageSize: number
+  /** Hidden from a host's @fastify/swagger, or shown under a tag (pages/openapi.ts). */
+  openapi: OpenApi
+}
+
+/**
+ * The answers a members-only route of the section gives everyone but the member it serves: visitors the
+ * login redirect, and what the options allow (a 400 only where the Host header makes the address, a
+ * 403 only when restricted categories are marked).
+ */
+export function guardedAnswers (deps: Pick<SectionDeps, 'anonymous' | 'restrictedCategories'>): RouteDoc['answers'] {
+  return {
+    302: redirect('Found: a visitor who is not signed in goes to the login page, BackURL naming this address'),
+    400: deps.anonymous.baseUrl === undefined ? hostError('Bad Request: the Host header cannot make the absolute address of the login redirect (FST_SR_BAD_HOST, FST_SR_BAD_PROTOCOL); set baseUrl') : undefined,
+    403: deps.restrictedCategories === 'mark' ? page('Forbidden: the member is outside the category\'s audience (FST_SR_FORBIDDEN)') : undefined,
+    414: hostError('URI Too Long: the path and query are over 1024 characters (FST_SR_URI_TOO_LONG)'),
+    503: STORE_DOWN
+  }
 }
 
 /** The index's categories for `member` (undefined: not signed in), marked or left out as the option says. */
@@ -89,6 +120,16 @@ export function indexCategories (categories: readonly Category[], member: Member
 
 function fileAsUrl ({ file: _file, ...fields }: FileResource, url: string) {
   return { ...fields, url }
+}
+
+/** A JSON answer's `page`: where the page asked for sits in the whole list. */
+function pageJson ({ start, size, total, prev, next }: PageWindow) {
+  return { start, size, total, prev: prev ?? null, next: next ?? null }
+}
+
+/** The filters a page's links keep, by their query names. */
+function filterParams (filter: ResourceFilter): Record<string, string | undefined> {
+  return { subject: filter.subject, year: filter.year }
 }
 
 /**
@@ -119,38 +160,59 @@ export function sectionRoutes (fastify: FastifyInstance, deps: SectionDeps): voi
   async function sectionIndex (request: FastifyRequest, reply: FastifyReply) {
     const member = await memberOf(request) ?? undefined
     const categories = indexCategories(await catalog.listCategories(), member, deps.restrictedCategories)
+    const window = pageWindow(request.query, categories.length, deps.pageSize)
     reply.header('cache-control', PRIVATE).header('vary', 'Accept')
     if (wantsJson(request)) {
-      return { categories: categories.map((c) => ({ slug: c.slug, title: c.title, description: c.description, url: paths.category(c.slug), locked: c.locked })) }
+      // Paged only when asked (`?start=`): JSON clients written before paging still get the whole list.
+      const paged = asksForPage(request.query)
+      const listed = (paged ? pageOf(categories, window) : categories)
+        .map((c) => ({ slug: c.slug, title: c.title, description: c.description, url: paths.category(c.slug), locked: c.locked }))
+      return paged ? { categories: listed, page: pageJson(window) } : { categories: listed }
     }
     const ctx = pages.context(member, reply)
-    return pages.sendView(reply, 'index', { categories }, ctx)
+    const shown = pagination(window, (start) => pageHref(paths.index, {}, start))
+    return pages.sendView(reply, 'index', { categories: pageOf(categories, window), ...(shown === undefined ? {} : { pagination: shown }) }, ctx)
   }
 
   async function categoryPage (request: FastifyRequest, reply: FastifyReply) {
     // The guard has redirected everyone else, so access is always granted here.
     const { member, target: category } = grantedAccess<CategoryWithResources>(request)!
     const filter = resourceFilter(category, request.query)
+    const matching = applyFilter(category.resources, filter)
+    const window = pageWindow(request.query, matching.length, deps.pageSize)
     reply.header('cache-control', PRIVATE).header('vary', 'Accept')
     if (wantsJson(request)) {
       const { resources: _all, ...summary } = category
-      return {
+      const paged = asksForPage(request.query)
+      const answer = {
         category: summary,
         // A file resource's path on disk stays ours: JSON clients get its download address as its url.
-        resources: applyFilter(category.resources, filter).map((r) => isFileResource(r) ? fileAsUrl(r, paths.file(category.slug, r)) : r),
+        resources: (paged ? pageOf(matching, window) : matching).map((r) => isFileResource(r) ? fileAsUrl(r, paths.file(category.slug, r)) : r),
         filter: { subject: filter.subject ?? null, year: filter.year ?? null, subjects: filter.subjects, years: filter.years }
       }
+      return paged ? { ...answer, page: pageJson(window) } : answer
     }
-    return pages.sendCategory(reply, category, filter, member, pages.csrfToken(member, reply))
+    const here = paths.category(category.slug)
+    const data = {
+      category,
+      resources: pageOf(matching, window),
+      filter,
+      pagination: pagination(window, (start) => pageHref(here, filterParams(filter), start))
+    }
+    return pages.sendCategory(reply, data, window.start, member, pages.csrfToken(member, reply))
   }
 
   const notFound = notFoundAnswer(deps)
 
-  const index = { schema: { response: { 200: INDEX_JSON } } }
-  fastify.get(`${prefix}/`, index, sectionIndex)
+  const index: RouteDoc = {
+    summary: 'The section index',
+    description: 'Every category, for everyone; a member outside a category\'s audience sees it marked as locked (or not at all, with restrictedCategories: \'hide\'). HTML, or JSON for a client that prefers it (Accept). Paged by the query\'s start (an offset; pageSize a page); JSON is paged only when start is given.',
+    answers: { 200: page('OK: the index page, or its categories as JSON', INDEX_JSON), 503: STORE_DOWN }
+  }
+  fastify.get(`${prefix}/`, { schema: routeSchema(deps.openapi, index, INDEX_JSON) }, sectionIndex)
   // With the host's ignoreTrailingSlash the router already answers the bare prefix (hasRoute takes the
   // whole path, register prefix included).
-  if (!fastify.hasRoute({ method: 'GET', url: paths.index.slice(0, -1) })) fastify.get(prefix, index, sectionIndex)
+  if (!fastify.hasRoute({ method: 'GET', url: paths.index.slice(0, -1) })) fastify.get(prefix, { schema: routeSchema(deps.openapi, index, INDEX_JSON) }, sectionIndex)
 
   /** `resources/<slug>/` or `resources/<slug>` → the category; any other shape is no category. */
   function findCategory (request: FastifyRequest): Promise<CategoryWithResources | undefined> | undefined {
@@ -168,8 +230,18 @@ export function sectionRoutes (fastify: FastifyInstance, deps: SectionDeps): voi
   // A wildcard, so that every shape of slug (too long, nested, odd characters) reaches the guard. The
   // config marks the route for the anonymous short-circuit, which may then answer requests without a
   // session cookie first; not when the host's getMember decides, whose members may have no such cookie.
+  const category: RouteDoc = {
+    summary: 'A category page (members only)',
+    description: 'The category\'s resources, filtered by the query\'s subject and year (both optional) and paged by its start (an offset; JSON is paged only when start is given). HTML, or JSON for a client that prefers it (Accept). A member asking for a category that does not exist is sent to the section index.',
+    wildcard: 'The category\'s slug and a slash: maths/',
+    answers: {
+      200: page('OK: the category page, or the category, its filtered resources and the filter as JSON', CATEGORY_JSON),
+      ...guardedAnswers(deps),
+      302: redirect('Found: a visitor who is not signed in goes to the login page, BackURL naming this address; a member asking for a category that does not exist (or, with restrictedCategories: \'hide\', one outside their audience) to the section index')
+    }
+  }
   fastify.get(`${prefix}/resources/*`, {
-    schema: { response: { 200: CATEGORY_JSON } },
+    schema: routeSchema(deps.openapi, category, CATEGORY_JSON),
     config: shortCircuitMark(deps.anonymous, deps.sessionDecides),
     preHandler: accessGuard({ memberOf, pages, ...deps.anonymous }, findCategory, toIndex, deps.restrictedCategories)
   }, categoryPage)

@@ -11,8 +11,26 @@ export type MemberLookup = (request: FastifyRequest) => Member | null | undefine
 export function isMember (value: unknown): value is Member {
   if (value === null || typeof value !== 'object') return false
   const { id, name, groups } = value as Member
-  return ((typeof id === 'string' && id !== '') || (typeof id === 'number' && Number.isFinite(id))) && typeof name === 'string' &&
-    (groups === undefined || isGroupList(groups))
+  return isMemberId(id) && typeof name === 'string' && (groups === undefined || isGroupList(groups))
+}
+
+/** A member id: a non-empty string or a finite number, as a database gives it. */
+export function isMemberId (value: unknown): value is Member['id'] {
+  return (typeof value === 'string' && value !== '') || (typeof value === 'number' && Number.isFinite(value))
+}
+
+/** A member's session version (findMember's `sessionVersion`): a string or a finite number, when there is one. */
+export function isSessionVersion (value: unknown): value is string | number | undefined {
+  return value === undefined || typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value))
+}
+
+/**
+ * What sign-in keeps under `sessionKey` when the host gives `findMember`: the member's id, and the version
+ * of its sessions when findMember gives one. The member itself is loaded by its id on each request.
+ */
+export interface StoredMember {
+  id: Member['id']
+  sessionVersion?: string | number
 }
 
 /** A list of group names: strings, none empty (`[]` is a member of no group). */
@@ -33,12 +51,26 @@ function warnNotAMember (request: FastifyRequest, sessionKey: string): void {
   emitProcessWarning(message, 'UserWarning', NOT_A_MEMBER_WARNING)
 }
 
-/** The member stored under `sessionKey`, or undefined; anything malformed counts as signed out. */
-export function sessionMember (session: SessionAdapter, sessionKey: string): MemberLookup {
+/**
+ * Ends the session of a member who may no longer be signed in (findMember no longer finds them, or their
+ * session version changed), as a sign-out does. Resolves in any case: should the store fail here, the
+ * request is still answered as a visitor's, and the next one tries again.
+ */
+export async function forgetStoredMember (request: FastifyRequest, session: SessionAdapter): Promise<void> {
+  try {
+    await session.of(request)?.end()
+  } catch (err) {
+    request.log.warn({ code: 'FST_SR_STORE_UNAVAILABLE', err }, 'fastify-schools-resources: the session of a member no longer found could not be ended; answered as a visitor')
+  }
+}
+
+/** Reads `sessionKey` with `accept`; anything else there counts as signed out, and is said once (warnNotAMember). */
+function fromSession<T> (session: SessionAdapter, sessionKey: string, accept: (value: unknown) => T | undefined): (request: FastifyRequest) => T | undefined {
   let warned = false
-  return function memberFromSession (request) {
-    const value: unknown = session.of(request)?.get(sessionKey)
-    if (isMember(value)) return value
+  return function readSession (request) {
+    const value = session.of(request)?.get(sessionKey)
+    const accepted = accept(value)
+    if (accepted !== undefined) return accepted
     if (value !== undefined && value !== null && !warned) {
       warned = true
       warnNotAMember(request, sessionKey)
@@ -47,9 +79,32 @@ export function sessionMember (session: SessionAdapter, sessionKey: string): Mem
   }
 }
 
+/** The member stored under `sessionKey`, or undefined; anything malformed counts as signed out. */
+export function sessionMember (session: SessionAdapter, sessionKey: string): MemberLookup {
+  return fromSession(session, sessionKey, (value) => isMember(value) ? value : undefined)
+}
+
+/**
+ * The id (and session version) stored under `sessionKey`: sign-in's `{ id, sessionVersion? }` with
+ * findMember, or a whole member stored before findMember was given (its id), for one session lifetime.
+ */
+export function storedMember (session: SessionAdapter, sessionKey: string): (request: FastifyRequest) => StoredMember | undefined {
+  return fromSession(session, sessionKey, (value) => {
+    const { id, sessionVersion } = (value ?? {}) as Partial<StoredMember>
+    return typeof value === 'object' && isMemberId(id) && isSessionVersion(sessionVersion) ? { id, sessionVersion } : undefined
+  })
+}
+
 /** What a wrong `authenticate` or `getMember` result was, for FST_SR_INVALID_MEMBER: its kind, never its content. */
 export function notAMember (value: unknown): string {
   return value !== null && typeof value === 'object' && !Array.isArray(value) ? 'an object without them' : kindOfValue(value)
+}
+
+// How each option that gives a member should answer, for the fix in FST_SR_INVALID_MEMBER's warn line.
+const MEMBER_ANSWERS = {
+  authenticate: 'resolve to { id, name, email?, groups? } for good credentials',
+  getMember: 'return { id, name, email?, groups? } for a signed-in user',
+  findMember: 'return { id, name, email?, groups?, sessionVersion? } for the id it is given (that same id, sessionVersion a string or a number)'
 }
 
 /**
@@ -57,9 +112,8 @@ export function notAMember (value: unknown): string {
  * per kind of value with the fix. The section answers it with its 500 page: nobody is let in, and a
  * redirect to the login page would hide the mistake in a loop.
  */
-export function invalidMember (request: FastifyRequest, option: 'authenticate' | 'getMember', value: unknown): Error {
-  const kind = notAMember(value)
-  const answer = option === 'getMember' ? 'return { id, name, email?, groups? } for a signed-in user' : 'resolve to { id, name, email?, groups? } for good credentials'
+export function invalidMember (request: FastifyRequest, option: 'authenticate' | 'getMember' | 'findMember', value: unknown, kind = notAMember(value)): Error {
+  const answer = MEMBER_ANSWERS[option]
   warnHostMistakeOnce(request.server.log, `${option}:${kind}`, { code: 'FST_SR_INVALID_MEMBER', option, got: kind },
     `fastify-schools-resources: ${option} gave ${kind} instead of a member, so nobody is let in: these requests get the 500 page. ` +
     `Make ${option} ${answer} (id a non-empty string or a number, name a string) and null for anyone else.`)

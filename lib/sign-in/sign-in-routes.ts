@@ -2,16 +2,19 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, preHa
 import type { Credentials, Member } from '../types.js'
 import { errorCodes } from '../errors.js'
 import { SECURE_COOKIE_OVER_HTTP_WARNING, warnHostMistakeOnce } from '../warnings.js'
+import { eventBase, identifierHash, lockedOut, signedOut, signInFailed, signInSucceeded, type SignInFailureReason } from '../events.js'
 import { kOutageSignOut } from '../symbols.js'
 import { isHttpsBase, siteOrigin } from '../redirect/site-origin.js'
 import { loginRedirectUrl } from '../redirect/login-redirect.js'
 import { CSRF_ERROR_CODES, csrfTokenFor, keptAtSignIn } from '../session/csrf.js'
-import { invalidMember, isMember, type MemberLookup } from '../session/member.js'
+import { invalidMember, isMember, type MemberLookup, type StoredMember } from '../session/member.js'
+import type { MemberFinder } from '../session/find-member.js'
 import type { SessionAdapter, SessionHandle } from '../session/session-adapter.js'
 import { isJsonClient, sendJsonError, wantsJson } from '../pages/negotiation.js'
 import type { PageRenderer, SectionPaths } from '../pages/page-renderer.js'
 import { retryTime, type LoginViewData } from '../pages/views.js'
 import { logServerError } from '../pages/server-error.js'
+import { hostError, page, redirect, routeSchema, STORE_DOWN, type OpenApi, type RouteDoc } from '../pages/openapi.js'
 import { safeBackUrl } from './back-url.js'
 import { DEVICE_COOKIE } from './device-cookie.js'
 import type { Refusal, SignInLimits } from './limits.js'
@@ -20,6 +23,13 @@ import type { PasswordChecks } from './password-checks.js'
 const { FST_SR_SHARED_SIGN_IN, FST_SR_MISSING_CREDENTIALS, FST_SR_INVALID_CREDENTIALS, FST_SR_LOCKED_OUT, FST_SR_LOGIN_RATE_LIMITED, FST_SR_INSECURE_SIGN_IN } = errorCodes
 // The password checks' refusal when every turn is taken (password-checks.ts), with its retryAfter.
 const SIGN_IN_BUSY: keyof typeof errorCodes = 'FST_SR_SIGN_IN_BUSY'
+
+// The login form's JSON (GET with Accept: application/json).
+const LOGIN_JSON = {
+  type: 'object',
+  required: ['signedIn', 'csrfToken'],
+  properties: { signedIn: { type: 'boolean' }, csrfToken: { type: 'string' } }
+} as const
 
 export interface SignInDeps {
   authenticate: (credentials: Credentials, request: FastifyRequest) => Promise<Member | null | undefined>
@@ -39,10 +49,16 @@ export interface SignInDeps {
   limits: SignInLimits | undefined
   /** Checks the form's CSRF token (runs before the handlers). */
   verifyCsrf: preHandlerHookHandler
+  /** Hidden from a host's @fastify/swagger, or shown under a tag (pages/openapi.ts). */
+  openapi: OpenApi
   /** Drops the CSRF cookie when it is the plugin's own, so that sign-in renews it. */
   renewCsrfCookie: ((reply: FastifyReply) => void) | undefined
   /** Bounds the `authenticate` calls at once, with a fair share per client address. */
   passwordChecks: PasswordChecks
+  /** The key of the identifier hash that failed sign-in events carry (undefined: one per process). */
+  auditKey: string | undefined
+  /** The host's findMember behind its cache, when given: the session then keeps only the member's id. */
+  finder?: MemberFinder
 }
 
 // Longer values cannot be real credentials; refusing them early keeps hashing cost bounded.
@@ -67,11 +83,30 @@ function heldByAnother (held: unknown, member: Member): boolean {
   return typeof held !== 'object' || (held as { id?: unknown }).id !== member.id
 }
 
+/**
+ * What sign-in keeps under `sessionKey`: the member as authenticate gave it (its own fields only), or with
+ * findMember only its id and the session version findMember gives now. A member authenticate let in but
+ * findMember does not find is a host mistake (FST_SR_INVALID_MEMBER): nobody is signed in.
+ */
+async function storedAtSignIn (request: FastifyRequest, member: Member, finder: MemberFinder | undefined): Promise<Member | StoredMember> {
+  if (finder !== undefined) {
+    const found = await finder.findNow(request, member.id)
+    if (found === null) throw invalidMember(request, 'findMember', found, 'nothing for the member authenticate signed in')
+    return found.sessionVersion === undefined ? { id: member.id } : { id: member.id, sessionVersion: found.sessionVersion }
+  }
+  const stored: Member = { id: member.id, name: member.name }
+  if (typeof member.email === 'string') stored.email = member.email
+  if (member.groups !== undefined) stored.groups = [...member.groups]
+  return stored
+}
+
 /** What sections sharing one sign-in must agree on. */
 export interface SignInSettings {
   authenticate: SignInDeps['authenticate']
   sessionKey: string
   logout: string
+  /** The host's own findMember (what the session keeps depends on it). */
+  findMember: unknown
 }
 
 // Per app (its server, which every context shares): the sign-in routes a section serves, by login path.
@@ -90,7 +125,8 @@ export function servesSignIn (server: object, paths: SectionPaths, settings: Sig
     served.set(paths.login, settings)
     return true
   }
-  if (first.authenticate !== settings.authenticate || first.sessionKey !== settings.sessionKey || first.logout !== settings.logout) {
+  if (first.authenticate !== settings.authenticate || first.sessionKey !== settings.sessionKey || first.logout !== settings.logout ||
+    first.findMember !== settings.findMember) {
     throw new FST_SR_SHARED_SIGN_IN(paths.index, paths.login)
   }
   return false
@@ -130,6 +166,13 @@ export function signInRoutes (fastify: FastifyInstance, deps: SignInDeps): void 
   const { authenticate, memberOf, pages, paths, baseUrl, sessionKey, limits } = deps
   const csrfToken = (reply: FastifyReply) => csrfTokenFor(reply, deps.session)
 
+  /** The sign-in-failed event (events.ts), with a keyed hash of the identifier tried, never the identifier. */
+  function failed (request: FastifyRequest, reason: SignInFailureReason, email: unknown): void {
+    if (!signInFailed.hasSubscribers) return
+    const tried = typeof email === 'string' && email !== '' ? identifierHash(email, deps.auditKey) : undefined
+    signInFailed.publish({ ...eventBase(request, paths.index), reason, identifierHash: tried })
+  }
+
   function loginPage (reply: FastifyReply, status: number, data: LoginViewData, member: Member | undefined) {
     const ctx = pages.context(member, reply)
     reply.code(status).header('cache-control', 'no-store')
@@ -154,6 +197,7 @@ export function signInRoutes (fastify: FastifyInstance, deps: SignInDeps): void 
     const isForm = request.routeOptions.url === paths.login || request.routeOptions.url === paths.logout
     if (!isForm || (!CSRF_ERROR_CODES.has(code) && code !== SIGN_IN_BUSY)) throw error
     const status = code === SIGN_IN_BUSY ? 503 : 403
+    if (request.routeOptions.url === paths.login) failed(request, status === 503 ? 'busy' : 'csrf', fields(request.body).email)
     if (code === SIGN_IN_BUSY) reply.header('retry-after', String((error as FastifyError & { retryAfter: number }).retryAfter))
     if (isJsonClient(request)) return sendJsonError(reply.header('cache-control', 'no-store'), status, code, error.message)
     const member = await memberOf(request) ?? undefined
@@ -161,7 +205,39 @@ export function signInRoutes (fastify: FastifyInstance, deps: SignInDeps): void 
     return loginPage(reply, status, { backUrl, error: status === 403 ? EXPIRED_FORM : error.message }, member)
   })
 
-  fastify.get(deps.routes.login, async function loginForm (request, reply) {
+  // The form's fields, said in words: a body schema would validate them, before the CSRF check and ours.
+  const FIELDS = 'Form fields (urlencoded, or JSON): email, password, _csrf (the token of the login form, or csrfToken of its JSON) and an optional BackURL, a path on this site to return to.'
+  const EXPIRED = page('Forbidden: the form\'s CSRF token is missing, wrong or expired (the form again, saying so)')
+  const BAD_HOST = baseUrl === undefined ? hostError('Bad Request: the Host header cannot make the absolute address of the redirect (FST_SR_BAD_HOST, FST_SR_BAD_PROTOCOL); set baseUrl') : undefined
+  const loginDoc: RouteDoc = {
+    summary: 'The login form',
+    description: 'The form, with BackURL (the address to return to, kept when it stays on this site). JSON clients get whether they are signed in and the CSRF token to post.',
+    answers: { 200: page('OK: the login page, or { signedIn, csrfToken } as JSON', LOGIN_JSON), 503: STORE_DOWN }
+  }
+  const signInDoc: RouteDoc = {
+    summary: 'Sign in',
+    description: `Checks the credentials, with the sign-in limits before the password. ${FIELDS} A refusal is the form again with the message (HTML) or the error (JSON).`,
+    answers: {
+      303: redirect('See Other: signed in (a new session id); to BackURL, or the section index'),
+      400: page(`Bad Request: no email or no password (FST_SR_MISSING_CREDENTIALS)${BAD_HOST === undefined ? '' : '; a Host header that cannot make the absolute address of the redirect (FST_SR_BAD_HOST), answered by the host\'s error handler'}`),
+      401: page('Unauthorized: wrong email or password (FST_SR_INVALID_CREDENTIALS)'),
+      403: EXPIRED,
+      429: limits === undefined ? undefined : page('Too Many Requests: the username is locked out (FST_SR_LOCKED_OUT) or the address failed too often (FST_SR_LOGIN_RATE_LIMITED), with Retry-After'),
+      503: page('Service Unavailable: every password check is taken (FST_SR_SIGN_IN_BUSY), or the store is down (FST_SR_STORE_UNAVAILABLE); with Retry-After')
+    }
+  }
+  const signOutDoc: RouteDoc = {
+    summary: 'Sign out',
+    description: 'Ends the session. Form fields: _csrf (the token of the page\'s logout form) and an optional BackURL (then the login page, to come back to it as someone else).',
+    answers: {
+      303: redirect('See Other: signed out; to the section index, or the login page with BackURL'),
+      400: BAD_HOST,
+      403: EXPIRED,
+      503: page('Service Unavailable: the store is down; with a good token the session cookie is still expired (signedOut: true in JSON)')
+    }
+  }
+
+  fastify.get(deps.routes.login, { schema: routeSchema(deps.openapi, loginDoc) }, async function loginForm (request, reply) {
     const member = await memberOf(request) ?? undefined
     if (wantsJson(request)) {
       reply.header('cache-control', 'no-store').header('vary', 'Accept')
@@ -171,7 +247,7 @@ export function signInRoutes (fastify: FastifyInstance, deps: SignInDeps): void 
   })
 
   // The CSRF check comes first: a cross-site POST without the form's token spends no one's budget.
-  fastify.post(deps.routes.login, { preHandler: deps.verifyCsrf }, async function signIn (request, reply) {
+  fastify.post(deps.routes.login, { schema: routeSchema(deps.openapi, signInDoc), preHandler: deps.verifyCsrf }, async function signIn (request, reply) {
     const body = fields(request.body)
     // The form posts BackURL in its body; a hand-made link may carry it in the query instead.
     const backUrl = body.BackURL ?? fields(request.query).BackURL
@@ -187,16 +263,21 @@ export function signInRoutes (fastify: FastifyInstance, deps: SignInDeps): void 
       const insecure = new FST_SR_INSECURE_SIGN_IN()
       // A 500 like the section's others: a line of its own (the fix was said once, in the warn line).
       logServerError(request, insecure.code)
+      failed(request, 'insecure-connection', email)
       return refuse(reply, insecure, { backUrl: formBackUrl, email: email.slice(0, MAX_EMAIL_LENGTH) })
     }
 
     if (email === '' || password === '' || email.length > MAX_EMAIL_LENGTH || password.length > MAX_PASSWORD_LENGTH) {
+      failed(request, 'missing-credentials', email)
       return refuse(reply, new FST_SR_MISSING_CREDENTIALS(), { backUrl: formBackUrl, email: email.slice(0, MAX_EMAIL_LENGTH) })
     }
 
     // The limits decide before the password is checked; parallel sign-ins to one username wait their turn.
     const turn = await limits?.begin(email, request.ip, request.cookies[DEVICE_COOKIE])
-    if (turn?.refused !== undefined) return limited(reply, turn.refused, formBackUrl, email)
+    if (turn?.refused !== undefined) {
+      failed(request, turn.refused.reason === 'address' ? 'rate-limited' : 'locked-out', email)
+      return limited(reply, turn.refused, formBackUrl, email)
+    }
 
     let member: Member | null | undefined
     try {
@@ -207,7 +288,17 @@ export function signInRoutes (fastify: FastifyInstance, deps: SignInDeps): void 
     }
     if (member === null || member === undefined) {
       const lockedNow = await turn?.fail()
-      if (lockedNow !== undefined) return limited(reply, lockedNow, formBackUrl, email)
+      failed(request, 'wrong-credentials', email)
+      if (lockedNow !== undefined) {
+        if (lockedOut.hasSubscribers) {
+          lockedOut.publish({
+            ...eventBase(request, paths.index),
+            identifierHash: identifierHash(email, deps.auditKey),
+            until: lockedNow.until
+          })
+        }
+        return limited(reply, lockedNow, formBackUrl, email)
+      }
       return refuse(reply, new FST_SR_INVALID_CREDENTIALS(), { backUrl: formBackUrl, email })
     }
     if (!isMember(member)) {
@@ -229,14 +320,13 @@ export function signInRoutes (fastify: FastifyInstance, deps: SignInDeps): void 
     // A new session id at sign-in, so that an id planted before it (session fixation) is worthless; the
     // host's data comes along unless it asked for a clean session, the CSRF secret never does. Nor does
     // it when the session belonged to another member (as Django's login() flushes it): their data is theirs.
+    const stored = await storedAtSignIn(request, member, deps.finder)
     const keep = deps.keepSessionData && !heldByAnother(session.get(sessionKey), member)
     await session.renew(keep ? keptAtSignIn(session, sessionKey) : [])
-    const stored: Member = { id: member.id, name: member.name }
-    if (typeof member.email === 'string') stored.email = member.email
-    if (member.groups !== undefined) stored.groups = [...member.groups]
     session.set(sessionKey, stored)
     // A new CSRF secret too (the next page makes it), so that a token seen before sign-in is worthless after.
     deps.renewCsrfCookie?.(reply)
+    if (signInSucceeded.hasSubscribers) signInSucceeded.publish({ ...eventBase(request, paths.index), memberId: stored.id })
 
     reply.header('cache-control', 'no-store')
     // Absolute, as documented, whether the return address was given or not.
@@ -254,10 +344,12 @@ export function signInRoutes (fastify: FastifyInstance, deps: SignInDeps): void 
   // While the store is down, @fastify/session fails before this route; the 503 path (pages/unavailable.ts)
   // then checks the form's token with the same hook and expires the session cookie.
   const outageSignOut = { [kOutageSignOut]: { verifyCsrf: deps.verifyCsrf, cookieName: deps.session.cookieName } }
-  fastify.post(deps.routes.logout, { preHandler: deps.verifyCsrf, config: outageSignOut }, async function signOut (request, reply) {
+  fastify.post(deps.routes.logout, { schema: routeSchema(deps.openapi, signOutDoc), preHandler: deps.verifyCsrf, config: outageSignOut }, async function signOut (request, reply) {
     // @fastify/session: the session goes from the store, so its cookie is worthless (the plugin clears it
     // on the next request, finding no session behind it). @fastify/secure-session: its cookie is cleared.
+    const member = signedOut.hasSubscribers ? await memberOf(request) ?? undefined : undefined
     await deps.session.of(request)?.end()
+    if (signedOut.hasSubscribers) signedOut.publish({ ...eventBase(request, paths.index), memberId: member?.id })
     reply.header('cache-control', 'no-store')
     // "Sign in as someone else" (the 403 page) posts the address it refused: the login page, which
     // brings the next member back to it. Any other sign-out ends on the section index.

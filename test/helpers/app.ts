@@ -54,6 +54,8 @@ export interface BuildOptions {
   cookie?: FastifyCookieOptions
   /** Adds routes or hooks to the host before it starts. */
   extend?: (app: FastifyInstance) => void
+  /** Registers what the host has before the section (a plugin that must see its routes: @fastify/swagger). */
+  before?: (app: FastifyInstance) => Promise<void>
 }
 
 /** A host app as a user would write it: cookie, session (with an asynchronous store), the plugin. */
@@ -65,6 +67,7 @@ export async function buildTestApp (opts: BuildOptions = {}): Promise<TestApp> {
   // secure: false because app.inject() speaks plain http.
   // As the README wires it: anonymous visitors leave nothing in the store.
   await app.register(fastifySession, { secret: SECRET, store, saveUninitialized: false, cookie: { secure: false }, ...opts.session })
+  await opts.before?.(app)
   await app.register(schoolsResources, { catalog, authenticate: teacherOnly, baseUrl: BASE_URL, files: demoFiles, ...opts.plugin })
   opts.extend?.(app)
   await app.ready()

@@ -46,3 +46,17 @@ export async function startExampleServer (env: NodeJS.ProcessEnv): Promise<Examp
   })
   return { child, address, stderr: () => stderr, stdout: () => stdout }
 }
+
+/**
+ * Signs the demo teacher in over HTTP, as a browser would; returns the session's Cookie pair, or the
+ * status when the sign-in was not answered 303.
+ */
+export async function signInOverHttp (address: string): Promise<string | number> {
+  const form = await fetch(`${address}/Security/login`)
+  const pairs = (res: Response) => res.headers.getSetCookie().map((c) => c.split(';')[0])
+  const token = /name="_csrf" value="([^"]+)"/.exec(await form.text())?.[1] ?? ''
+  const body = new URLSearchParams({ _csrf: token, email: 'teacher@example.org', password: 'correct horse battery staple' })
+  const res = await fetch(`${address}/Security/login`, { method: 'POST', body, headers: { cookie: pairs(form).join('; ') }, redirect: 'manual' })
+  await res.arrayBuffer()
+  return res.status === 303 ? pairs(res).find((c) => c.startsWith('sessionId='))! : res.status
+}

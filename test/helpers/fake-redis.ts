@@ -1,4 +1,5 @@
-import { INCREMENT_SCRIPT, READ_SCRIPT, type RedisCommandClient } from '../../lib/stores/redis/client.js'
+import { RedisClient } from 'redis'
+import { INCREMENT_SCRIPT, READ_SCRIPT } from '../../lib/stores/redis/client.js'
 
 interface Entry { value: string, expiresAt: number | undefined }
 
@@ -7,12 +8,16 @@ interface Entry { value: string, expiresAt: number | undefined }
  * stores send. It runs the stores' TypeScript without a server (so lib/ stays covered when REDIS_URL is
  * unset); the scripts themselves are checked against the real Redis in test/redis/.
  * `failWith` makes every command reject; `hang` makes every command never answer.
+ * It is a node-redis client (never connected) whose sendCommand() answers in-process, since the stores
+ * take node-redis clients only.
  */
-export class FakeRedis implements RedisCommandClient {
+export class FakeRedis extends RedisClient<{}, {}, {}, 2, {}> {
   readonly data = new Map<string, Entry>()
   readonly commands: string[][] = []
   failWith: unknown = undefined
   hang = false
+  /** What WAIT answers: the replicas that confirmed the writes. */
+  replicas = 0
   now = (): number => Date.now()
 
   #live (key: string): Entry | undefined {
@@ -30,7 +35,11 @@ export class FakeRedis implements RedisCommandClient {
     return entry.expiresAt === undefined ? -1 : entry.expiresAt - this.now()
   }
 
-  async sendCommand (args: string[]): Promise<unknown> {
+  override sendCommand<T = unknown> (args: readonly unknown[]): Promise<T> {
+    return this.#answer(args as string[]) as Promise<T>
+  }
+
+  async #answer (args: string[]): Promise<unknown> {
     this.commands.push(args)
     if (this.hang) return new Promise(() => {})
     if (this.failWith !== undefined) throw this.failWith
@@ -42,6 +51,7 @@ export class FakeRedis implements RedisCommandClient {
         this.data.set(key, { value, expiresAt: px === 'PX' ? this.now() + Number(ms) : undefined })
         return 'OK'
       }
+      case 'WAIT': return this.replicas
       case 'DEL': return this.data.delete(rest[0]) ? 1 : 0
       case 'PEXPIRE': {
         const entry = this.#live(rest[0])

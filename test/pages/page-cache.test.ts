@@ -1,32 +1,38 @@
 import t from 'tap'
 import fc from 'fast-check'
 import { defaultViews, InMemoryCatalog, type CategoryWithResources, type Catalog, type Member, type PageContext } from '../../lib/index.js'
-import { CategoryPageCache } from '../../lib/pages/page-cache.js'
+import { CategoryPageCache, PAGES_PER_CATEGORY, type CategoryPageData } from '../../lib/pages/page-cache.js'
 import { applyFilter, resourceFilter } from '../../lib/pages/filters.js'
+import { pageHref, pageOf, pageWindow, pagination } from '../../lib/pages/pagination.js'
 import { demoCatalog } from '../../examples/demo-catalog.js'
 import { buildTestApp, signIn, formToken, withCookies } from '../helpers/app.js'
 
 const paths: PageContext['paths'] = { index: '/s/', login: '/l', logout: '/o', category: (slug) => `/s/resources/${slug}/`, file: (slug, r) => `/s/files/${slug}/${r.id}` }
 const render = (data: Parameters<typeof defaultViews.category>[0], ctx: PageContext) => String(defaultViews.layout(defaultViews.category(data, ctx), ctx))
 
-t.test('a cached page is byte for byte the page the views render, whoever asks and however it is filtered', async (t) => {
+t.test('a cached page is byte for byte the page the views render, whoever asks, however it is filtered and paged', async (t) => {
   const catalog = new InMemoryCatalog(demoCatalog)
   const categories = await Promise.all((await catalog.listCategories()).map(async (c) => (await catalog.getCategory(c.slug))!))
   // One cache per PageRenderer, whose site name, paths and signIn setting are fixed.
-  const caches = { true: new CategoryPageCache(render), false: new CategoryPageCache(render) }
+  // One cache per PageRenderer, whose page size is fixed too.
+  const caches = new Map<string, CategoryPageCache>()
+  const cacheFor = (key: string) => caches.get(key) ?? caches.set(key, new CategoryPageCache(render)).get(key)!
   const member = fc.record({ id: fc.string({ minLength: 1 }), name: fc.oneof(fc.string(), fc.constantFrom('<b>O\'Brien & "Co"</b>', 'Zoë', '\u0001')) })
   fc.assert(fc.property(
     fc.constantFrom(...categories), member, fc.option(fc.base64String({ minLength: 1 }), { nil: undefined }),
     fc.option(fc.string(), { nil: undefined }), fc.option(fc.string(), { nil: undefined }), fc.boolean(),
-    (category: CategoryWithResources, who: Member, csrfToken, subjectPick, yearPick, signInOn) => {
+    fc.integer({ min: 1, max: 4 }), fc.nat(12),
+    (category: CategoryWithResources, who: Member, csrfToken, subjectPick, yearPick, signInOn, size, start) => {
       const choices = resourceFilter(category, {})
       // Half the time a real choice of the category, otherwise whatever was asked (ignored as "all").
       const subject = subjectPick !== undefined && choices.subjects.length > 0 ? choices.subjects[subjectPick.length % choices.subjects.length] : subjectPick
       const year = yearPick !== undefined && choices.years.length > 0 ? choices.years[yearPick.length % choices.years.length] : yearPick
       const filter = resourceFilter(category, { subject, year })
       const ctx = { siteName: 'Riverside <School>', signIn: signInOn, paths, stylesheet: '/s/a.css', member: who, csrfToken }
-      const expected = render({ category, resources: applyFilter(category.resources, filter), filter }, ctx)
-      return caches[`${signInOn}`].page(category, filter, ctx) === expected
+      const matching = applyFilter(category.resources, filter)
+      const window = pageWindow({ start: String(start) }, matching.length, size)
+      const data: CategoryPageData = { category, resources: pageOf(matching, window), filter, pagination: pagination(window, (s) => pageHref(paths.category(category.slug), { subject: filter.subject, year: filter.year }, s)) }
+      return cacheFor(`${signInOn}/${size}`).page(data, window.start, ctx) === render(data, ctx)
     }
   ), { numRuns: 400 })
   t.pass('400 pages compared')
@@ -84,4 +90,28 @@ t.test('a host\'s views are rendered for every request, not cached', async (t) =
   const cookie = await signIn(app)
   for (let i = 0; i < 3; i++) t.match((await app.inject({ url: '/schools/resources/resources/maths/', headers: { cookie } })).body, 'teacher view')
   t.equal(calls, 3)
+})
+
+t.test('a category keeps at most PAGES_PER_CATEGORY pages, dropping the least recently used first', async (t) => {
+  const resources = Array.from({ length: 200 }, (_, i) => ({ id: `r${i}`, title: `R${i}`, summary: 's', url: 'https://example.org/', subject: 'Maths', yearLevels: ['Year 7'], format: 'Worksheet' }))
+  const category = (await new InMemoryCatalog({ categories: [{ slug: 'big', title: 'Big', description: 'd', resources }] }).getCategory('big'))!
+  let renders = 0
+  const cache = new CategoryPageCache((data, ctx) => { renders++; return render(data, ctx) })
+  const filter = resourceFilter(category, {})
+  const ctx = { siteName: 'S', signIn: true, paths, member: { id: 1, name: 'Ada' }, csrfToken: 'tok' }
+  const open = (start: number) => {
+    const window = pageWindow({ start: String(start) }, category.resources.length, 1)
+    return cache.page({ category, resources: pageOf(category.resources, window), filter, pagination: pagination(window, String) }, window.start, ctx)
+  }
+  for (let start = 0; start < PAGES_PER_CATEGORY; start++) open(start)
+  t.equal(renders, PAGES_PER_CATEGORY, 'each page rendered once')
+  open(0) // used again: now the most recent
+  t.equal(renders, PAGES_PER_CATEGORY, 'a kept page is not rendered again')
+  open(PAGES_PER_CATEGORY) // one page too many: page 1 (the least recently used) goes
+  t.equal(renders, PAGES_PER_CATEGORY + 1)
+  open(0)
+  t.equal(renders, PAGES_PER_CATEGORY + 1, 'page 0 was used recently, so it was kept')
+  open(1)
+  t.equal(renders, PAGES_PER_CATEGORY + 2, 'page 1 had been dropped, so it is rendered again')
+  t.match(open(5), 'R5', 'still the right page')
 })

@@ -35,15 +35,23 @@ async function conflict (app: Awaited<ReturnType<typeof appWith>>['app'], n: num
   if (res.statusCode !== 302 || res.headers.location !== '/first') throw new Error(`unexpected answer ${res.statusCode} ${res.headers.location}`)
 }
 
-t.test("'each' (the default): one warn line per refused redirect, with the request id", async (t) => {
-  for (const option of [undefined, 'each'] as const) {
-    const { app, conflicts } = await appWith(option)
-    const warnings = await conflictWarnings(async () => { for (let n = 1; n <= 3; n++) await conflict(app, n) })
-    t.equal(warnings.length, 3, 'a warning per refused redirect')
-    t.same(conflicts().map((l) => l.msg), [message(1), message(2), message(3)], String(option))
-    t.ok(conflicts().every((l) => l.level === 40 && typeof l.reqId === 'string' && l.refusedLocation !== undefined))
-    await app.close()
-  }
+t.test("'each': one warn line per refused redirect, with the request id", async (t) => {
+  const { app, conflicts } = await appWith('each')
+  const warnings = await conflictWarnings(async () => { for (let n = 1; n <= 3; n++) await conflict(app, n) })
+  t.equal(warnings.length, 3, 'a warning per refused redirect')
+  t.same(conflicts().map((l) => l.msg), [message(1), message(2), message(3)])
+  t.ok(conflicts().every((l) => l.level === 40 && typeof l.reqId === 'string' && l.refusedLocation !== undefined))
+  await app.close()
+})
+
+t.test('the default is a summary a minute: a crawler of 50 pages writes one line, and raises 50 warnings', async (t) => {
+  const { app, conflicts } = await appWith(undefined)
+  const warnings = await conflictWarnings(async () => { for (let n = 1; n <= 50; n++) await conflict(app, n) })
+  t.equal(warnings.length, 50, 'every refused redirect still raises its UserWarning')
+  t.same(conflicts().map((l) => l.msg), [message(1)], 'the first in full, the rest counted')
+  await app.close()
+  t.equal(conflicts().length, 2)
+  t.equal(conflicts()[1].count, 49, 'the count is written when the app closes')
 })
 
 t.test('false: no log line, and the warning is still raised for every one', async (t) => {
@@ -125,7 +133,8 @@ t.test('the section plugin passes conflictLog on to redirectOnce', async (t) => 
 })
 
 t.test('a wrong conflictLog fails at startup and names the option', async (t) => {
-  t.same(parseConflictLog(undefined), 'each')
+  t.same(parseConflictLog(undefined), { summaryIntervalMs: 60_000 })
+  t.same(parseConflictLog('each'), 'each')
   t.same(parseConflictLog({ summaryIntervalMs: 60_000 }), { summaryIntervalMs: 60_000 })
   const wrong: unknown[] = ['summary', true, null, 0, {}, { summaryIntervalMs: 0 }, { summaryIntervalMs: 1.5 }, { summaryIntervalMs: '60000' },
     { summaryIntervalMs: 2 ** 31 }, { summaryIntervalMs: 1000, extra: 1 }]

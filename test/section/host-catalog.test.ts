@@ -251,7 +251,10 @@ t.test('the JSON routes declare the documented fields as response schemas, which
   const index = schemas.get('/schools/resources/')
   t.same(Object.keys(index?.properties.categories.items?.properties ?? {}), ['slug', 'title', 'description', 'url', 'locked'])
   const page = schemas.get('/schools/resources/resources/*')
-  t.same(Object.keys(page?.properties ?? {}), ['category', 'resources', 'filter'])
+  // `page` only when the client asks for one (?start=, docs/pages-and-views.md#pages).
+  t.same(Object.keys(page?.properties ?? {}), ['category', 'resources', 'filter', 'page'])
+  t.same(Object.keys(index?.properties ?? {}), ['categories', 'page'])
+  t.same(Object.keys(page?.properties.page.properties ?? {}), ['start', 'size', 'total', 'prev', 'next'])
   t.same(Object.keys(page?.properties.category.properties ?? {}), ['slug', 'title', 'description', 'audience'])
   t.same(Object.keys(page?.properties.resources.items?.properties ?? {}), ['id', 'title', 'summary', 'url', 'subject', 'yearLevels', 'format'])
   t.same(Object.keys(page?.properties.filter.properties ?? {}), ['subject', 'year', 'subjects', 'years'])

@@ -45,7 +45,8 @@ t.test('a later section whose sign-in would work differently fails at start-up',
   const cases: Array<[string, Partial<FastifySchoolsResourcesOptions>]> = [
     ['another sessionKey', { sessionKey: 'staff' }],
     ['another authenticate', { authenticate: async (c) => teacherOnly(c) }],
-    ['another logoutPath', { logoutPath: '/staff/logout' }]
+    ['another logoutPath', { logoutPath: '/staff/logout' }],
+    ['a findMember of its own (the session would hold what the first does not read)', { findMember: async () => null }]
   ]
   for (const [name, second] of cases) {
     await t.rejects(async () => { await (await twoSections(second, false)).ready() }, { code: 'FST_SR_SHARED_SIGN_IN', message: /\/staff\/resources\/ shares the sign-in at \/Security\/login/ }, name)

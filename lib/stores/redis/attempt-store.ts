@@ -1,8 +1,5 @@
 import type { AttemptCount, AttemptStore } from '../attempt-store.js'
-import {
-  assertRedisClient, INCREMENT_SCRIPT, READ_SCRIPT, prefixOption, sendBounded, timeoutOption,
-  type RedisCommandClient, type RedisStoreOptions
-} from './client.js'
+import { INCREMENT_SCRIPT, READ_SCRIPT, prefixOption, RedisCommands, type RedisCommandClient, type RedisStoreOptions } from './client.js'
 
 /**
  * Failed-login counters in Redis, so that a lockout earned on one instance holds on all of them.
@@ -10,19 +7,17 @@ import {
  * up. Pass a connected node-redis client; the host owns it (connects, listens to its errors, closes it).
  */
 export class RedisAttemptStore implements AttemptStore {
-  readonly #client: RedisCommandClient
+  readonly #redis: RedisCommands
   readonly #prefix: string
-  readonly #timeoutMs: number
 
   constructor (client: RedisCommandClient, options: RedisStoreOptions = {}) {
-    assertRedisClient(client, 'RedisAttemptStore')
-    this.#client = client
+    this.#redis = new RedisCommands(client, 'RedisAttemptStore', options)
     this.#prefix = prefixOption(options, 'schools-resources:attempts:')
-    this.#timeoutMs = timeoutOption(options)
   }
 
+  /** Every command touches the one key it names (so a Cluster routes it by that key). */
   #send (args: string[]): Promise<unknown> {
-    return sendBounded(this.#client, args, this.#timeoutMs)
+    return this.#redis.send(args[0] === 'EVAL' ? args[3] : args[1], args)
   }
 
   async increment (key: string, windowMs: number): Promise<AttemptCount> {

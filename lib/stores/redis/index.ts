@@ -3,4 +3,4 @@
 export { RedisSessionStore } from './session-store.js'
 export type { RedisSessionStoreOptions } from './session-store.js'
 export { RedisAttemptStore } from './attempt-store.js'
-export type { RedisCommandClient, RedisStoreOptions } from './client.js'
+export type { RedisBreakerOptions, RedisCommandClient, RedisStoreOptions } from './client.js'

@@ -3,7 +3,6 @@ import Fastify from 'fastify'
 import { errorCodes, storeErrorHandler } from '../../../lib/index.js'
 import { RedisAttemptStore, RedisSessionStore } from '../../../lib/stores/redis/index.js'
 import { isStoreUnavailable, STORE_RETRY_AFTER_SECONDS } from '../../../lib/stores/store-unavailable.js'
-import { sendBounded } from '../../../lib/stores/redis/client.js'
 import { FakeRedis } from '../../helpers/fake-redis.js'
 import { ClientClosedError, ClientOfflineError, ConnectionTimeoutError, ErrorReply, SocketClosedUnexpectedlyError } from 'redis'
 import { buildTestApp, CSRF_COOKIE, signIn, postLogin, TEACHER } from '../../helpers/app.js'
@@ -116,7 +115,9 @@ t.test('every failure becomes FST_SR_STORE_UNAVAILABLE with its cause; no answer
     await t.rejects(c.result, { code: 'FST_SR_STORE_UNAVAILABLE' })
   }
   fake.failWith = 'a string'
-  await t.rejects(sendBounded(fake, ['GET', 'k'], 50), { message: /GET failed: a string$/ })
+  const stringly = cb()
+  new RedisSessionStore(fake, { timeoutMs: 50 }).get('k', stringly.done)
+  await t.rejects(stringly.result, { code: 'FST_SR_STORE_UNAVAILABLE', message: /GET failed: a string$/ })
 
   fake.failWith = undefined
   fake.hang = true

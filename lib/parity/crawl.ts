@@ -1,0 +1,39 @@
+import type { Answer } from './politeness.js'
+
+export interface CrawlBounds {
+  /** Link levels followed from the section's index (0: the index alone). */
+  depth: number
+  /** Addresses found at most. */
+  max: number
+}
+
+/** Fetches one address (a path) from the legacy site. */
+export type PageGetter = (target: string) => Promise<Answer>
+
+/**
+ * The addresses under the section's prefix reachable from its index (`start`) by links, breadth first,
+ * as an anonymous visitor sees them (members-only pages are found as links, though their answers are
+ * redirects).
+ */
+export async function crawl (prefix: string, start: string, origins: string[], bounds: CrawlBounds, get: PageGetter): Promise<string[]> {
+  const found = [start]
+  let level = [start]
+  for (let depth = 0; depth < bounds.depth && level.length > 0 && found.length < bounds.max; depth++) {
+    const next: string[] = []
+    for (const target of level) {
+      const answer = await get(target).catch(() => undefined)
+      if (answer?.status !== 200 || !/html/i.test(String(answer.headers.get('content-type')))) continue
+      for (const [, , href] of answer.body.matchAll(/\bhref\s*=\s*(["'])(.*?)\1/gi)) {
+        const url = URL.parse(href.replaceAll('&amp;', '&'), `${origins[0]}${target}`)
+        if (url === null || !origins.includes(url.origin)) continue
+        const address = url.pathname + url.search
+        if ((url.pathname !== prefix && !url.pathname.startsWith(`${prefix}/`)) || found.includes(address)) continue
+        if (found.length >= bounds.max) break
+        found.push(address)
+        next.push(address)
+      }
+    }
+    level = next
+  }
+  return found
+}

@@ -1,0 +1,108 @@
+import { rename, rm, writeFile } from 'node:fs/promises'
+import type { DifferenceKind } from './compare.js'
+import { ParityInputError } from './errors.js'
+import type { RunResult } from './run.js'
+
+const KIND_TITLES: Record<DifferenceKind, string> = {
+  status: 'status code',
+  location: 'Location (origin taken out)',
+  'location-form': 'Location absolute or relative',
+  'back-url': 'return address (decoded)',
+  'back-url-encoding': 'return address encoding (same decoded)',
+  cacheability: 'cacheability',
+  'session-cookie': 'session cookie',
+  'request-failed': 'request failed'
+}
+
+function byKind (result: RunResult, which: 'differences' | 'allowed'): Map<DifferenceKind, Array<{ target: string, legacy: string, candidate: string }>> {
+  const groups = new Map<DifferenceKind, Array<{ target: string, legacy: string, candidate: string }>>()
+  for (const r of result.results) {
+    for (const d of r[which]) {
+      const group = groups.get(d.kind) ?? []
+      group.push({ target: labelOf(r), legacy: d.legacy, candidate: d.candidate })
+      groups.set(d.kind, group)
+    }
+  }
+  return groups
+}
+
+const labelOf = (r: RunResult['results'][number]) => r.as === 'member' ? `${r.target} (signed in)` : r.target
+
+export const exitCodeOf = (result: RunResult) => result.results.some((r) => r.differences.length > 0) ? 1 : 0
+
+/** The summary for a person: counts per kind of difference, with a few example addresses each. */
+export function summaryTable (result: RunResult, examples: number): string {
+  const sources = new Map<string, number>()
+  const visitor = result.results.filter((r) => r.as === undefined)
+  for (const r of visitor) sources.set(r.source, (sources.get(r.source) ?? 0) + 1)
+  const members = result.results.length - visitor.length
+  const differing = result.results.filter((r) => r.differences.length > 0).length
+  const lines = [
+    `Parity: legacy ${result.legacy} vs candidate ${result.candidate}`,
+    `${visitor.length} addresses (${[...sources].map(([s, n]) => `${n} ${s}`).join(', ')})${members > 0 ? ', each also signed in' : ''}, ${result.requests} requests, ${(result.durationMs / 1000).toFixed(1)} s`,
+    ''
+  ]
+  const groups = byKind(result, 'differences')
+  if (groups.size === 0) {
+    lines.push('No differences beyond the allow-list.')
+  } else {
+    lines.push(`${differing} of ${result.results.length} comparisons differ:`, '', `${'kind'.padEnd(40)} ${'addresses'.padStart(9)}  examples (legacy | candidate)`)
+    for (const [kind, group] of groups) {
+      lines.push(`${KIND_TITLES[kind].padEnd(40)} ${String(group.length).padStart(9)}`)
+      for (const e of group.slice(0, examples)) lines.push(`    ${e.target}\n      legacy:    ${e.legacy}\n      candidate: ${e.candidate}`)
+    }
+  }
+  const allowed = byKind(result, 'allowed')
+  if (allowed.size > 0) {
+    lines.push('', `Allowed (deliberate): ${[...allowed].map(([kind, g]) => `${KIND_TITLES[kind]} ${g.length}`).join(', ')}`)
+  }
+  lines.push('', `Exit code ${exitCodeOf(result)}.`)
+  return lines.join('\n') + '\n'
+}
+
+export function jsonReport (result: RunResult): string {
+  return JSON.stringify({ ...result, exitCode: exitCodeOf(result) }, null, 2) + '\n'
+}
+
+// XML 1.0 has no place for most control characters, even escaped.
+// eslint-disable-next-line no-control-regex -- removing control characters is the point
+const xml = (text: string) => text.replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]/g, '\ufffd')
+  .replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
+
+/** One testcase per address, a failure per address that differs: the format CI servers read. */
+export function junitReport (result: RunResult): string {
+  const failures = result.results.filter((r) => r.differences.length > 0).length
+  const name = xml(`parity ${result.legacy} vs ${result.candidate}`)
+  const cases = result.results.map((r) => {
+    const head = `    <testcase classname="parity.${r.as === 'member' ? 'member.' : ''}${r.source}" name="${xml(r.target)}"`
+    if (r.differences.length === 0) return `${head}/>`
+    const text = r.differences.map((d) => `${d.kind}: legacy ${d.legacy} | candidate ${d.candidate}`).join('\n')
+    return `${head}>\n      <failure type="${xml(r.differences.map((d) => d.kind).join(' '))}" message="${xml(text.split('\n')[0])}">${xml(text)}</failure>\n    </testcase>`
+  })
+  return `<?xml version="1.0" encoding="UTF-8"?>
+<testsuites name="parity" tests="${result.results.length}" failures="${failures}" time="${result.durationMs / 1000}">
+  <testsuite name="${name}" tests="${result.results.length}" failures="${failures}" timestamp="${result.startedAt}">
+${cases.join('\n')}
+  </testsuite>
+</testsuites>
+`
+}
+
+/**
+ * Writes every report to a temporary file beside it, then renames them into place: a reader (or a CI
+ * step after a crash) sees a whole report or none.
+ */
+export async function writeReports (files: Array<[string, string]>): Promise<void> {
+  const temps: string[] = []
+  try {
+    for (const [file, text] of files) {
+      const temp = `${file}.${process.pid}.tmp`
+      temps.push(temp)
+      await writeFile(temp, text)
+    }
+    for (const [i, [file]] of files.entries()) await rename(temps[i], file)
+  } catch (err) {
+    await Promise.all(temps.map((t) => rm(t, { force: true })))
+    throw new ParityInputError(`cannot write the report: ${(err as Error).message}`)
+  }
+}

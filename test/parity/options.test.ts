@@ -1,0 +1,160 @@
+import t from 'tap'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { startStandIn } from './legacy-stand-in.js'
+import { runCli, SPEC_ADDRESSES, startExample, tempDir } from './run-cli.js'
+import { main } from '../../lib/parity/cli.js'
+import { cacheabilityOf, compare, observe, phpUrldecode } from '../../lib/parity/compare.js'
+
+// The options a team needs for its own sites: the legacy major version, public origins, a renamed return
+// parameter, headers, HEAD, its allow-list; and the command line's own help and mistakes.
+
+const FAST = ['--rate', '1000', '--concurrency', '8']
+type Result = { target: string, differences: Array<{ kind: string, legacy: string, candidate: string }>, allowed: Array<{ kind: string, rule: string }>, followed?: string }
+const results = (file: string) => JSON.parse(readFileSync(file, 'utf8')).results as Result[]
+
+t.test('legacy 5 strips the trailing slash first: expected with --legacy-major 5, a difference otherwise', async (t) => {
+  const legacy = await startStandIn({ major: 5, publicOrigin: 'https://www.example.org' })
+  t.teardown(legacy.close)
+  const candidate = await startExample(t, 'https://new.example.org')
+  const { dir, file } = tempDir(t)
+  const json = join(dir, 'r.json')
+  const addresses = file('a.txt', [...SPEC_ADDRESSES, '/schools/resources/resources/maths?x=1'].join('\n'))
+  const site = ['--legacy', legacy.origin, '--candidate', candidate, '--legacy-public-origin', 'https://www.example.org', '--candidate-public-origin', 'https://new.example.org', '--addresses', addresses, '--json', json, ...FAST]
+  const five = await runCli(['parity', ...site, '--legacy-major', '5'])
+  t.equal(five.code, 0, five.stdout)
+  const followed = results(json).filter((r) => r.followed !== undefined).map((r) => r.followed)
+  t.same(followed, [...SPEC_ADDRESSES.slice(0, 7).map((a) => a.slice(0, -1))], 'each address ending in a slash was followed once')
+
+  const four = await runCli(['parity', ...site])
+  t.equal(four.code, 1)
+  const maths = results(json).find((r) => r.target === '/schools/resources/resources/maths/')!
+  t.same(maths.differences.map((d) => d.kind), ['status', 'location', 'back-url'])
+  t.same(maths.differences[1], { kind: 'location', legacy: '/schools/resources/resources/maths', candidate: '/Security/login?{return}' })
+  t.same(results(json).find((r) => r.target === '/schools/resources/resources/maths?x=1')!.differences, [], 'no slash, no canonical redirect')
+
+  // The followed address fails: reported, not a crash.
+  const flaky = await startStandIn({ major: 5, plant: { hangUp: ['/schools/resources/resources/maths'] } })
+  t.teardown(flaky.close)
+  const run = await runCli(['parity', '--legacy', flaky.origin, '--candidate', candidate, '--candidate-public-origin', 'https://new.example.org', '--addresses', file('m.txt', SPEC_ADDRESSES[0]), '--legacy-major', '5', '--retries', '0', '--json', json])
+  t.equal(run.code, 1)
+  t.match(results(json)[0].differences, [{ kind: 'request-failed', candidate: '(not compared)' }])
+})
+
+t.test('public origins, a renamed return parameter, headers, HEAD and the allow-lists', async (t) => {
+  const legacy = await startStandIn({ publicOrigin: 'https://www.example.org' })
+  t.teardown(legacy.close)
+  const candidate = await startStandIn({ returnParam: 'ReturnTo' })
+  t.teardown(candidate.close)
+  const { dir, file } = tempDir(t)
+  const json = join(dir, 'r.json')
+  const addresses = file('a.txt', SPEC_ADDRESSES.slice(0, 2).join('\n'))
+  const base = ['parity', '--legacy', legacy.origin, '--candidate', candidate.origin, '--addresses', addresses, '--json', json, ...FAST]
+
+  const unnamed = await runCli(base)
+  t.equal(unnamed.code, 1)
+  t.same(results(json)[0].differences.map((d) => d.kind), ['location', 'back-url'], 'the legacy Location is elsewhere, the return parameter unknown')
+  t.match(results(json)[0].differences[0].legacy, /^https:\/\/www\.example\.org\/Security\/login\?\{return\}$/)
+
+  const named = await runCli([...base, '--legacy-public-origin', 'https://www.example.org', '--return-param', 'ReturnTo',
+    '--header', 'X-Team: parity', '--candidate-header', 'Authorization: Basic c3RhZ2U6c2VjcmV0', '--legacy-header', 'X-Only: legacy', '--user-agent', 'school-it/1', '--head'])
+  t.equal(named.code, 0, named.stdout)
+  const seen = (site: typeof legacy) => site.log.at(-1)!
+  t.equal(seen(candidate).headers.authorization, 'Basic c3RhZ2U6c2VjcmV0')
+  t.equal(seen(legacy).headers.authorization, undefined, 'the staging credentials go to the candidate only')
+  t.equal(seen(legacy).headers['x-only'], 'legacy')
+  t.same([seen(legacy).headers['x-team'], seen(candidate).headers['x-team']], ['parity', 'parity'])
+  t.same([seen(legacy).headers['user-agent'], seen(legacy).method], ['school-it/1', 'HEAD'])
+
+  // Both stand-ins start a session for every visitor: no difference. Against the example app it is one,
+  // allowed by default, reported without the default list, and allowed again by the team's own file.
+  const example = await startExample(t)
+  const againstExample = ['parity', '--legacy', legacy.origin, '--legacy-public-origin', 'https://www.example.org', '--candidate', example, '--addresses', addresses, '--json', json, ...FAST]
+  const strict = await runCli([...againstExample, '--no-default-allow'])
+  t.equal(strict.code, 1)
+  t.match(strict.stdout, /session cookie\s+2\n\s+\/schools\/resources\/resources\/maths\/\n\s+legacy:\s+set\n\s+candidate: none/)
+  const ours = file('ours.txt', '# ours\nsession-cookie path=/schools/resources/resources/e* legacy=set\nsession-cookie path=/schools/resources/resources/m*ths/ candidate=none # maths\n')
+  const team = await runCli([...againstExample, '--no-default-allow', '--allow', ours, '--examples', '0'])
+  t.equal(team.code, 0, team.stdout)
+  t.same(results(json).map((r) => r.allowed.map((a) => a.rule.replace(/^.*[/\\]/, ''))), [['ours.txt:3'], ['ours.txt:2']])
+})
+
+t.test('progress: a bar on a terminal, plain lines otherwise', async (t) => {
+  const legacy = await startStandIn()
+  t.teardown(legacy.close)
+  const { file } = tempDir(t)
+  const args = ['parity', '--legacy', legacy.origin, '--candidate', legacy.origin, '--addresses', file('a.txt', SPEC_ADDRESSES.join('\n')), ...FAST]
+  const tty = await runCli(args, true)
+  t.match(tty.stderr, /^\r\[#{4}\.{26}\] 1\/8 addresses, 0 differ/)
+  t.match(tty.stderr, /\r\[#{30}\] 8\/8 addresses, 0 differ\n$/)
+  const plain = await runCli(args)
+  t.equal(plain.stderr.split('\n').length - 1, 8, 'a line per tenth (here, per address)')
+  t.notMatch(plain.stderr, /\r/)
+})
+
+t.test('the command line: help, mistakes, and no stack trace ever', async (t) => {
+  const help = await runCli(['--help'])
+  t.same([help.code, help.stderr], [0, ''])
+  t.match(help.stdout, /parity\s+compare a legacy site/)
+  t.match((await runCli(['parity', '-h'])).stdout, /--legacy-major <4\|5>[\s\S]*--rate <n>\s+requests started per second \(default 10\)/)
+  t.match(await runCli([]), { code: 2, stderr: /^No command given\./ })
+  t.match(await runCli(['compare']), { code: 2, stderr: /^Unknown command "compare"\./ })
+  const ok = ['--legacy', 'http://a.example', '--candidate', 'http://b.example', '--crawl']
+  const mistakes: Array<[string[], RegExp]> = [
+    [['--colour'], /Unknown option '--colour'/],
+    [['--crawl'], /--legacy and --candidate are both required/],
+    [['--legacy', 'a.example', '--candidate', 'http://b.example', '--crawl'], /--legacy "a\.example" is not an origin/],
+    [['--legacy', 'http://a.example/x', '--candidate', 'http://b.example', '--crawl'], /--legacy "http:\/\/a\.example\/x" is not an origin/],
+    [['--legacy', 'http://a.example', '--candidate', 'http://b.example'], /no addresses: give --addresses, --sitemap or --crawl/],
+    [[...ok, '--candidate-public-origin', 'ftp://x'], /--candidate-public-origin "ftp:\/\/x" is not an origin/],
+    [[...ok, '--legacy-public-origin', 'http://x?y'], /--legacy-public-origin/],
+    [[...ok, '--prefix', '/schools/'], /--prefix "\/schools\/" must be a path/],
+    [[...ok, '--return-param', 'Back URL'], /--return-param "Back URL" must be a query parameter name/],
+    [[...ok, '--legacy-return-param', ''], /--legacy-return-param "" must be/],
+    [[...ok, '--legacy-major', '3'], /--legacy-major "3" must be 4 or 5/],
+    [[...ok, '--header', 'no colon'], /--header "no colon" is not a header/],
+    [[...ok, '--rate', '0'], /--rate "0" must be a number of at least 0\.01/],
+    [[...ok, '--concurrency', 'many'], /--concurrency "many" must be a number of at least 1/],
+    [[...ok, '--crawl-depth=-1'], /--crawl-depth "-1"/]
+  ]
+  for (const [args, message] of mistakes) {
+    const run = await runCli(['parity', ...args])
+    t.equal(run.code, 2, args.join(' '))
+    t.match(run.stderr, message)
+  }
+  // A failure of the checker itself (here, writing the summary) is still one message and exit 2.
+  const legacy = await startStandIn()
+  t.teardown(legacy.close)
+  const { file } = tempDir(t)
+  let stderr = ''
+  const code = await main(['parity', '--legacy', legacy.origin, '--candidate', legacy.origin, '--addresses', file('a.txt', '/schools/resources/')], {
+    stdout: { write: () => { throw new Error('EPIPE') } },
+    stderr: { write: (s: string) => { stderr += s } },
+    env: {}
+  })
+  t.equal(code, 2)
+  t.match(stderr, /parity: unexpected error: Error: EPIPE/)
+})
+
+t.test('what a cache may do, and PHP\'s urldecode', async (t) => {
+  const h = (cacheControl?: string, more: Record<string, string> = {}) => new Headers({ ...(cacheControl === undefined ? {} : { 'cache-control': cacheControl }), ...more })
+  t.equal(cacheabilityOf(302, h('no-cache, no-store, must-revalidate')), 'none')
+  t.equal(cacheabilityOf(200, h(undefined, { pragma: 'no-cache' })), 'none')
+  t.equal(cacheabilityOf(200, h('private, max-age=60')), 'private')
+  t.equal(cacheabilityOf(302, h('max-age=60')), 'shared')
+  t.equal(cacheabilityOf(200, h('s-maxage="0"')), 'none')
+  t.equal(cacheabilityOf(302, h('public')), 'shared')
+  t.equal(cacheabilityOf(302, h(undefined, { expires: 'Wed, 21 Oct 2037 07:28:00 GMT' })), 'shared')
+  t.equal(cacheabilityOf(301, h()), 'shared', 'a 301 is cacheable by default')
+  t.equal(cacheabilityOf(302, h()), 'none', 'a 302 is not')
+  t.equal(phpUrldecode('%2Fa+b%7E'), '/a b~')
+  t.equal(phpUrldecode('%E2%82'), '%E2%82', 'a malformed escape stays as written')
+  const site = { origins: ['https://www.example.org'], returnParam: 'BackURL', sessionCookies: ['PHPSESSID'] }
+  const at = (location: string) => observe({ status: 302, headers: new Headers({ location }), body: '' }, site)
+  t.match(at('https://www.example.org'), { location: '/', locationForm: 'absolute' })
+  t.match(at('https://www.example.org.evil.example/x'), { location: 'https://www.example.org.evil.example/x', locationForm: 'absolute' })
+  t.match(at('//www.example.org/x'), { locationForm: 'absolute' })
+  const plain = { status: 200, location: null, locationForm: 'none' as const, backUrl: null, cacheability: 'none' as const, sessionCookie: false }
+  t.same(compare(plain, { ...plain, sessionCookie: true }), [{ kind: 'session-cookie', legacy: 'none', candidate: 'set' }], 'a new session where the legacy site had none')
+  t.match(at('/Security/login?a=1&BackURL=x&BackURL=y'), { location: '/Security/login?a=1&{return}&BackURL=y', backUrl: 'x', locationForm: 'relative' })
+})
