@@ -185,3 +185,38 @@ t.test('a JWT host without any session plugin (examples/jwt-host.ts)', async (t)
   t.equal(pdf.headers['content-type'], 'application/pdf')
   t.equal((await app.inject({ url: STAFF_ROOM, headers: bearer({ sub: 't-1', name: 'Ada Teacher', groups: ['staff'] }) })).statusCode, 200, 'a staff token opens the staff room')
 })
+
+t.test('@fastify/secure-session with findMember: a copied cookie of a removed member is refused, the session version ends the rest', async (t) => {
+  const people = new Map(Object.entries(PEOPLE).map(([, { password: _password, ...member }]) => [member.id, { ...member, sessionVersion: 1 }]))
+  const app = Fastify()
+  t.teardown(() => app.close())
+  await app.register(fastifyCookie)
+  await app.register(fastifySecureSession, { key: randomBytes(32), cookie: { path: '/' } })
+  await app.register(schoolsResources, {
+    catalog: new InMemoryCatalog(demoCatalog),
+    files: demoFiles,
+    authenticate,
+    baseUrl: BASE_URL,
+    findMember: (id) => people.get(id as string) ?? null,
+    findMemberCache: { ttlMs: 0 }
+  })
+  await app.ready()
+  const signInAs = async (email: string) => {
+    const form = await formIn(app, '')
+    const res = await postLogin(app, { email, password: PEOPLE[email].password }, { form })
+    t.equal(res.statusCode, 303, `${email} signs in`)
+    return withCookies(form.cookie, res)
+  }
+  const teacher = await signInAs(TEACHER)
+  t.equal((await app.inject({ url: STAFF_ROOM, headers: { cookie: teacher } })).statusCode, 200, 'the staff room opens for the teacher')
+  people.set('t-1', { ...people.get('t-1')!, groups: [] })
+  t.equal((await app.inject({ url: STAFF_ROOM, headers: { cookie: teacher } })).statusCode, 403, 'removed from staff: the same cookie is refused the staff room')
+  people.set('t-1', { ...people.get('t-1')!, sessionVersion: 2 })
+  const after = await app.inject({ url: MATHS, headers: { cookie: teacher } })
+  t.equal(after.statusCode, 302, '"sign out everywhere" (a new session version): the copied cookie admits nobody')
+  t.match(after.cookies.find((c) => c.name === 'session'), { value: '', maxAge: 0 }, 'and the cookie is cleared')
+
+  const parent = await signInAs(PARENT)
+  people.delete('p-1')
+  t.equal((await app.inject({ url: MATHS, headers: { cookie: parent } })).statusCode, 302, 'a deleted account is a visitor at once')
+})
