@@ -58,7 +58,8 @@ function warnNotAMember (request: FastifyRequest, sessionKey: string): void {
  */
 export async function forgetStoredMember (request: FastifyRequest, session: SessionAdapter): Promise<void> {
   try {
-    await session.of(request)?.end()
+    // Only for a session that held a member's id: there is one.
+    await session.of(request)!.end()
   } catch (err) {
     request.log.warn({ code: 'FST_SR_STORE_UNAVAILABLE', err }, 'fastify-schools-resources: the session of a member no longer found could not be ended; answered as a visitor')
   }
