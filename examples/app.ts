@@ -12,6 +12,7 @@ import schoolsResources, {
 import { RedisAttemptStore, RedisSessionStore, type RedisCommandClient } from 'fastify-schools-resources/redis'
 import { demoCatalog, demoFiles } from './demo-catalog.js'
 import { demoDirectory, type DemoAccount } from './demo-member.js'
+import { healthRoutes } from './health.js'
 
 export interface ExampleConfig {
   baseUrl?: string
@@ -39,6 +40,10 @@ export interface ExampleConfig {
   requestTimeoutMs?: number
   /** Milliseconds a socket may stay idle (default 60 s). */
   connectionTimeoutMs?: number
+  /** True from SIGTERM on, so that /readyz fails (examples/server.ts); unset: never. */
+  draining?: () => boolean
+  /** The directory of the demo's files (default examples/files). */
+  filesDir?: string
   /** More options for the resources section (the bench turns the per-address sign-in limit off). */
   sectionOptions?: Partial<FastifySchoolsResourcesOptions>
 }
@@ -52,6 +57,9 @@ export async function buildApp (config: ExampleConfig): Promise<FastifyInstance>
     // Slow clients (a body trickled a byte at a time) are cut off rather than holding a socket forever.
     requestTimeout,
     connectionTimeout: config.connectionTimeoutMs ?? 60_000,
+    // Node looks for requests past requestTimeout only every connectionsCheckingInterval (30 s by
+    // default: a 30 s timeout cut slow clients at up to 60 s); a tenth of the timeout keeps it close.
+    http: { connectionsCheckingInterval: Math.min(30_000, Math.max(100, Math.round(requestTimeout / 10))) },
     // While closing, requests on connections already accepted are answered, not given Fastify's bare 503
     // (which has no Retry-After); the answers close their connections (examples/server.ts).
     return503OnClosing: false
@@ -96,7 +104,7 @@ export async function buildApp (config: ExampleConfig): Promise<FastifyInstance>
   await app.register(schoolsResources, {
     catalog: new InMemoryCatalog(demoCatalog),
     // Three resources are files of the site's own (two PDFs and an image), served to members who may see their category.
-    files: demoFiles,
+    files: config.filesDir === undefined ? demoFiles : { root: config.filesDir },
     authenticate,
     // The sign-in limits and the line of password checks (passwordChecks) keep the section's defaults,
     // chosen for a school whose staff all sign in from one address (docs/example-server.md).
@@ -116,6 +124,8 @@ export async function buildApp (config: ExampleConfig): Promise<FastifyInstance>
     ...config.sectionOptions
   })
 
+  // /healthz and /readyz for a load balancer (docs/example-server.md#health-and-readiness).
+  healthRoutes(app, { draining: config.draining ?? (() => false), redis: redis?.client, timeoutMs })
   app.get('/', async (_request, reply) => reply.redirect('/schools/resources/'))
   // A page of the site's own, outside the section, behind the same guard: staff only. Visitors get the
   // login redirect back to it, other members the 403 page.

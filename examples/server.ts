@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto'
-import type { IncomingMessage } from 'node:http'
+import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 import { buildApp } from './app.js'
-import { connectRedis, createRedisClient, redact, watchRedis, type RedisClient } from './redis.js'
+import type { RedisClient } from './redis.js'
 import { readSettings, type ExampleSettings } from './settings.js'
 
 let settings: ExampleSettings
@@ -35,12 +35,13 @@ const REDIS_CLOSE_MS = 2000
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
-/** How long a stuck shutdown may take before the process gives up and exits non-zero. */
-const SHUTDOWN_DEADLINE_MS = 10_000
-
 async function main (): Promise<void> {
   const redisUrl = settings.redisUrl
-  const redis: RedisClient | undefined = redisUrl === undefined ? undefined : createRedisClient(redisUrl)
+  // node-redis is loaded only when sessions are to be kept in Redis (docs/example-server.md#memory).
+  const { connectRedis, createRedisClient, redact, watchRedis } = redisUrl === undefined ? {} as Partial<typeof import('./redis.js')> : await import('./redis.js')
+  const redis: RedisClient | undefined = redisUrl === undefined ? undefined : createRedisClient!(redisUrl)
+  // True from SIGTERM: /readyz answers 503 and every answer closes its connection.
+  let closing = false
   const app = await buildApp({
     baseUrl: settings.baseUrl,
     sessionSecret: sessionSecret!,
@@ -51,15 +52,17 @@ async function main (): Promise<void> {
     trustProxy: settings.trustProxy,
     requestTimeoutMs: settings.requestTimeoutMs,
     connectionTimeoutMs: settings.connectionTimeoutMs,
+    draining: () => closing,
+    filesDir: settings.filesDir,
     ...(redis === undefined
       ? {}
       : { redis: { client: redis, prefix: settings.redisPrefix, timeoutMs: settings.redisTimeoutMs } })
   })
   if (redis !== undefined) {
-    watchRedis(redis, redisUrl!, app.log)
+    watchRedis!(redis, redisUrl!, app.log)
     // Before listening: a server without its session store must not serve anything.
     try {
-      await connectRedis(redis, redisUrl!, settings.redisConnectTimeoutMs, app.log)
+      await connectRedis!(redis, redisUrl!, settings.redisConnectTimeoutMs, app.log)
     } catch (err) {
       await app.close()
       throw err
@@ -78,37 +81,65 @@ async function main (): Promise<void> {
   }
   // While shutting down, answers close their keep-alive connections, so that close() need not wait
   // for clients to hang up.
-  let closing = false
   app.addHook('onSend', async (_request, reply) => {
     if (closing) reply.header('connection', 'close')
   })
   // Connections accepted whose first request has not been read yet: close() would drop them as idle.
   const unread = new Set<Socket>()
+  // Responses not finished yet: at the deadline, those already sending (downloads) are cut, and any
+  // other means the shutdown hangs.
+  const inFlight = new Set<ServerResponse>()
   let lastConnection = 0
   app.server.on('connection', (socket: Socket) => {
     lastConnection = Date.now()
     unread.add(socket)
     socket.once('close', () => unread.delete(socket))
   })
-  app.server.on('request', (request: IncomingMessage) => { unread.delete(request.socket) })
+  app.server.on('request', (request: IncomingMessage, response: ServerResponse) => {
+    unread.delete(request.socket)
+    inFlight.add(response)
+    response.once('close', () => inFlight.delete(response))
+  })
   async function drain (): Promise<void> {
     const started = Date.now()
     while ((unread.size > 0 || Date.now() - lastConnection < DRAIN_QUIET_MS) && Date.now() - started < DRAIN_MAX_MS) await sleep(10)
   }
+  const { shutdownReadyPauseMs: pauseMs, shutdownDeadlineMs: deadlineMs } = settings
+  /**
+   * At the deadline: if every request still open is a download already sending, they are cut (logged
+   * with how many) and the exit stays 0; a request not answered yet, or a close that hangs without
+   * any, is a stuck shutdown: exit 1.
+   */
+  function atDeadline (): void {
+    const sending = [...inFlight].filter((response) => response.headersSent)
+    const unanswered = inFlight.size - sending.length
+    if (sending.length === 0 || unanswered > 0) {
+      app.log.error({ unanswered }, `shutdown took longer than ${deadlineMs} ms (SHUTDOWN_DEADLINE_MS); exiting`)
+      process.exit(1)
+    }
+    app.log.warn({ cut: sending.length }, `shutdown deadline (${deadlineMs} ms, SHUTDOWN_DEADLINE_MS): cutting ${sending.length} download${sending.length === 1 ? '' : 's'} still sending`)
+    for (const response of sending) response.destroy()
+    setTimeout(() => {
+      app.log.error(`shutdown still not finished ${REDIS_CLOSE_MS + 1000} ms after the deadline; exiting`)
+      process.exit(1)
+    }, REDIS_CLOSE_MS + 1000).unref()
+  }
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, () => {
       closing = true
-      app.log.info({ signal }, 'shutting down: answering the connections already made, then no new ones')
-      setTimeout(() => {
-        app.log.error(`shutdown took longer than ${SHUTDOWN_DEADLINE_MS} ms; exiting`)
-        process.exit(1)
-      }, SHUTDOWN_DEADLINE_MS).unref()
-      drain().then(() => app.close()).then(() => process.exit(0), () => process.exit(1))
+      app.log.info({ signal, pauseMs, deadlineMs }, pauseMs > 0
+        ? `shutting down: /readyz answers 503; serving for ${pauseMs} ms (SHUTDOWN_READY_PAUSE_MS), then answering the connections already made, then no new ones`
+        : 'shutting down: answering the connections already made, then no new ones')
+      setTimeout(atDeadline, deadlineMs).unref()
+      sleep(pauseMs).then(drain).then(() => app.close()).then(() => {
+        app.log.info('shut down')
+        process.exit(0)
+      }, () => process.exit(1))
     })
   }
   const address = await app.listen({ port, host })
   const where = `Resources section: ${address}/schools/resources/ (sign in as ${demoEmail}, staff, or ${demoParentEmail}, not staff)` +
-    (redisUrl === undefined ? '; sessions in memory (set REDIS_URL to share them between instances)' : `; sessions in Redis at ${redact(redisUrl)}`)
+    (redisUrl === undefined ? '; sessions in memory (set REDIS_URL to share them between instances)' : `; sessions in Redis at ${redact!(redisUrl)}`)
   // Always said, whatever LOG_LEVEL hides: with PORT=0 this is the only place the port is told.
   if (['info', 'debug', 'trace'].includes(logLevel)) app.log.info(where)
   else console.log(where)

@@ -2,7 +2,7 @@ import t from 'tap'
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { readSettings } from '../examples/settings.js'
-import { EXAMPLE_NODE_FLAGS, EXAMPLE_SERVER } from './helpers/example-server.js'
+import { EXAMPLE_ENV, EXAMPLE_NODE_FLAGS, EXAMPLE_SERVER } from './helpers/example-server.js'
 
 // The example server's settings: every bad value is named with its fix, and the address it listens on
 // is always printed, whatever LOG_LEVEL hides and whichever port PORT=0 picked.
@@ -49,7 +49,7 @@ t.test('every bad setting names its variable, what it must be, and what was give
 
 async function run (env: Record<string, string>, until?: RegExp) {
   const child = spawn(process.execPath, [...EXAMPLE_NODE_FLAGS, EXAMPLE_SERVER], {
-    env: { ...process.env, REDIS_URL: '', SESSION_SECRET: 'x'.repeat(32), ...env },
+    env: { ...EXAMPLE_ENV, ...process.env, REDIS_URL: '', SESSION_SECRET: 'x'.repeat(32), ...env },
     stdio: ['ignore', 'pipe', 'pipe']
   })
   let stdout = ''
