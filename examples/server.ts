@@ -42,6 +42,8 @@ async function main (): Promise<void> {
   const redis: RedisClient | undefined = redisUrl === undefined ? undefined : createRedisClient!(redisUrl)
   // True from SIGTERM: /readyz answers 503 and every answer closes its connection.
   let closing = false
+  // True once the listener is closing (after the pause and the drain).
+  let stopping = false
   const app = await buildApp({
     baseUrl: settings.baseUrl,
     sessionSecret: sessionSecret!,
@@ -98,7 +100,12 @@ async function main (): Promise<void> {
   app.server.on('request', (request: IncomingMessage, response: ServerResponse) => {
     unread.delete(request.socket)
     inFlight.add(response)
-    response.once('close', () => inFlight.delete(response))
+    response.once('close', () => {
+      inFlight.delete(response)
+      // An answer begun before the signal kept its connection alive; done now, that idle connection
+      // would hold close() until the client (a load balancer's pool) hangs up, past the deadline.
+      if (stopping) setImmediate(() => app.server.closeIdleConnections())
+    })
   })
   async function drain (): Promise<void> {
     const started = Date.now()
@@ -131,7 +138,10 @@ async function main (): Promise<void> {
         ? `shutting down: /readyz answers 503; serving for ${pauseMs} ms (SHUTDOWN_READY_PAUSE_MS), then answering the connections already made, then no new ones`
         : 'shutting down: answering the connections already made, then no new ones')
       setTimeout(atDeadline, deadlineMs).unref()
-      sleep(pauseMs).then(drain).then(() => app.close()).then(() => {
+      sleep(pauseMs).then(drain).then(() => {
+        stopping = true
+        return app.close()
+      }).then(() => {
         app.log.info('shut down')
         process.exit(0)
       }, () => process.exit(1))

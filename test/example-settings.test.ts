@@ -27,13 +27,19 @@ t.test('every bad setting names its variable, what it must be, and what was give
     [{ TRUST_PROXY: ' TRUE ' }, /^TRUST_PROXY must be .*; true would trust/],
     [{ TRUST_PROXY: '1' }, /^TRUST_PROXY must be the addresses or CIDRs .*; a hop count such as 1 is not trusted by Fastify 5 \(it trusts no proxy at all\) and as text it would be read as an IP address; got "1"/],
     [{ TRUST_PROXY: '2' }, /a hop count such as 2 is not trusted/],
-    [{ TRUST_PROXY: '10.0.0.1, 1' }, /a hop count such as 1 is not trusted/]
+    [{ TRUST_PROXY: '10.0.0.1, 1' }, /a hop count such as 1 is not trusted/],
+    [{ SHUTDOWN_READY_PAUSE_MS: '5s' }, /^SHUTDOWN_READY_PAUSE_MS must be a whole number of milliseconds, longer than your load balancer takes to see a failed \/readyz, such as 5000; got "5s"/],
+    [{ SHUTDOWN_DEADLINE_MS: '0' }, /^SHUTDOWN_DEADLINE_MS must be a positive whole number of milliseconds, such as 10000; got "0"/],
+    [{ SHUTDOWN_READY_PAUSE_MS: '10000' }, /^SHUTDOWN_DEADLINE_MS must be longer than SHUTDOWN_READY_PAUSE_MS \(10000\): both count from SIGTERM, .*; got "10000"/],
+    [{ SHUTDOWN_READY_PAUSE_MS: '5000', SHUTDOWN_DEADLINE_MS: '4000' }, /^SHUTDOWN_DEADLINE_MS must be longer than SHUTDOWN_READY_PAUSE_MS \(5000\)/]
   ]
   for (const [env, message] of cases) {
     t.throws(() => readSettings(env), { name: 'SettingError', message }, JSON.stringify(env))
   }
   t.notMatch(JSON.stringify(cases.map(([env]) => { try { readSettings(env) } catch (err) { return (err as Error).message } return '' })), 'secret@', 'no password in a message')
   t.match(readSettings({}), { port: 3000, host: '127.0.0.1', logLevel: 'info', redisTimeoutMs: 2000, redisConnectTimeoutMs: 10000 })
+  t.match(readSettings({}), { shutdownReadyPauseMs: 0, shutdownDeadlineMs: 10000, filesDir: undefined }, 'shutdown defaults: no pause, 10 s')
+  t.match(readSettings({ SHUTDOWN_READY_PAUSE_MS: '5000', SHUTDOWN_DEADLINE_MS: '60000', FILES_DIR: '/srv/files' }), { shutdownReadyPauseMs: 5000, shutdownDeadlineMs: 60000, filesDir: '/srv/files' })
   t.equal(readSettings({ TRUST_PROXY: '10.0.0.1,10.0.0.0/8,fd00::/8' }).trustProxy, '10.0.0.1,10.0.0.0/8,fd00::/8', 'addresses and CIDRs')
   t.equal(readSettings({ TRUST_PROXY: 'false' }).trustProxy, undefined)
   t.match(readSettings({}), {
