@@ -1,8 +1,16 @@
 import t from 'tap'
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import Fastify from 'fastify'
+import { createClient, createCluster } from 'redis'
 import { buildApp } from '../../examples/app.js'
+import { healthRoutes } from '../../examples/health.js'
 import { connectRedis, createRedisClient, watchRedis } from '../../examples/redis.js'
 import { capturedLog } from '../helpers/log-capture.js'
-import { rawCommand, requireRedis, ThrowawayRedis, uniquePrefix } from '../helpers/redis.js'
+import { freePort, rawCommand, requireRedis, ThrowawayRedis, uniquePrefix } from '../helpers/redis.js'
 
 // /readyz with sessions in Redis: 503 while Redis cannot take the sessions' writes (unreachable, too
 // slow, a replica), 200 again when it can; every other route keeps its own answer meanwhile.
@@ -62,4 +70,58 @@ if (requireRedis(t)) {
     ], 'each change logged once, with its reason')
     t.match(lines.filter((l) => /\/readyz/.test(l.msg)).map((l) => l.reason), [/replica/, undefined, /did not answer ROLE/, undefined, /unreachable/])
   })
+}
+
+if (requireRedis(t)) {
+  t.test('/readyz with a Cluster client asks every master: one master down answers 503', async (t) => {
+    // Three masters of a local cluster, the slots split between them.
+    const ports = [await freePort(), await freePort(), await freePort()]
+    const dir = mkdtempSync(join(tmpdir(), 'schools-resources-cluster-'))
+    const children = ports.map((port) => spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--cluster-enabled', 'yes',
+      '--cluster-config-file', `nodes-${port}.conf`, '--dir', dir, '--save', '', '--appendonly', 'no', '--loglevel', 'warning'], { stdio: 'ignore' }))
+    t.teardown(() => {
+      for (const child of children) child.kill('SIGKILL')
+      rmSync(dir, { recursive: true, force: true })
+    })
+    for (const port of ports) {
+      while (await rawCommand(port, ['PING'], 500).catch(() => '') !== '+PONG') await new Promise((resolve) => setTimeout(resolve, 25))
+    }
+    const ranges = [[0, 5460], [5461, 10922], [10923, 16383]]
+    for (const [i, port] of ports.entries()) {
+      t.equal(await rawCommand(port, ['CLUSTER', 'ADDSLOTSRANGE', String(ranges[i][0]), String(ranges[i][1])]), '+OK')
+      if (i > 0) t.equal(await rawCommand(port, ['CLUSTER', 'MEET', '127.0.0.1', String(ports[0])]), '+OK')
+    }
+    for (const deadline = Date.now() + 20_000; Date.now() < deadline;) {
+      if ((await Promise.all(ports.map((port) => clusterState(port)))).every((ok) => ok)) break
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+    const cluster = createCluster({ rootNodes: [{ url: `redis://127.0.0.1:${ports[0]}` }], defaults: { socket: { reconnectStrategy: false } } })
+    cluster.on('error', () => {})
+    await cluster.connect()
+    t.teardown(() => cluster.destroy())
+    t.equal(cluster.masters.length, 3)
+
+    const app = Fastify()
+    healthRoutes(app, { draining: () => false, redis: cluster, timeoutMs: 500 })
+    t.teardown(() => app.close())
+    const ready = await app.inject('/readyz')
+    t.same([ready.statusCode, ready.body], [200, 'ready\n'], 'three masters that answer: ready')
+
+    children[2].kill('SIGKILL')
+    await once(children[2], 'exit')
+    const res = await app.inject('/readyz')
+    t.equal(res.statusCode, 503, 'one master down: not ready')
+    t.match(res.body, /^not ready: Redis (is unreachable|did not answer ROLE)/)
+  })
+}
+
+/** Whether this cluster node says cluster_state:ok. */
+async function clusterState (port: number): Promise<boolean> {
+  const client = createClient({ url: `redis://127.0.0.1:${port}` })
+  await client.connect()
+  try {
+    return String(await client.sendCommand(['CLUSTER', 'INFO'])).includes('cluster_state:ok')
+  } finally {
+    client.destroy()
+  }
 }
