@@ -14,11 +14,20 @@ export interface RoleCluster {
   nodeClient (node: never): Promise<RoleClient>
 }
 
+/**
+ * A node-redis Sentinel client (createSentinel): `ROLE` goes to the master it follows, through its
+ * public `sendCommand(isReadonly, args)`.
+ */
+export interface RoleSentinel {
+  acquire (): Promise<unknown>
+  sendCommand (isReadonly: boolean | undefined, args: string[]): Promise<unknown>
+}
+
 export interface HealthOptions {
   /** True from SIGTERM: /readyz then fails, so that the load balancer takes the instance out of rotation. */
   draining: () => boolean
   /** Where sessions are kept, when in Redis; a write there must work for the instance to be ready. */
-  redis?: RoleClient | RoleCluster
+  redis?: RoleClient | RoleCluster | RoleSentinel
   /** How long /readyz waits for Redis (the stores' REDIS_TIMEOUT_MS). */
   timeoutMs?: number
 }
@@ -26,18 +35,22 @@ export interface HealthOptions {
 export const LIVENESS_PATH = '/healthz'
 export const READINESS_PATH = '/readyz'
 
-function isCluster (client: RoleClient | RoleCluster): client is RoleCluster {
+function isCluster (client: RoleClient | RoleCluster | RoleSentinel): client is RoleCluster {
   return 'masters' in client && typeof (client as RoleCluster).nodeClient === 'function'
 }
 
+function isSentinel (client: RoleClient | RoleSentinel): client is RoleSentinel {
+  return typeof (client as RoleSentinel).acquire === 'function'
+}
+
 /** Why a connection cannot take writes (ROLE is not master), or undefined when it can. */
-async function notMaster (client: RoleClient): Promise<string | undefined> {
-  const role = await client.sendCommand(['ROLE'])
+async function notMaster (client: RoleClient | RoleSentinel): Promise<string | undefined> {
+  const role = isSentinel(client) ? await client.sendCommand(false, ['ROLE']) : await client.sendCommand(['ROLE'])
   const name = Array.isArray(role) ? String(role[0]) : String(role)
   return name === 'master' ? undefined : `Redis is a ${name === 'slave' ? 'replica' : name}, so writes fail (READONLY)`
 }
 
-async function storeProblem (client: RoleClient | RoleCluster, timeoutMs: number): Promise<string | undefined> {
+async function storeProblem (client: RoleClient | RoleCluster | RoleSentinel, timeoutMs: number): Promise<string | undefined> {
   let timer: NodeJS.Timeout | undefined
   const late = new Promise<string>((resolve) => { timer = setTimeout(() => resolve(`Redis did not answer ROLE within ${timeoutMs} ms`), timeoutMs) })
   const asked = (async () => {

@@ -1,11 +1,11 @@
 import t from 'tap'
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import Fastify from 'fastify'
-import { createClient, createCluster } from 'redis'
+import { createClient, createCluster, createSentinel } from 'redis'
 import { buildApp } from '../../examples/app.js'
 import { healthRoutes } from '../../examples/health.js'
 import { connectRedis, createRedisClient, watchRedis } from '../../examples/redis.js'
@@ -124,4 +124,35 @@ async function clusterState (port: number): Promise<boolean> {
   } finally {
     client.destroy()
   }
+}
+
+if (requireRedis(t)) {
+  t.test('/readyz with a Sentinel client asks the master it follows: its master down answers 503', async (t) => {
+    const master = await ThrowawayRedis.start(t)
+    const port = await freePort()
+    const dir = mkdtempSync(join(tmpdir(), 'schools-resources-sentinel-'))
+    const conf = join(dir, 'sentinel.conf')
+    writeFileSync(conf, `port ${port}\nbind 127.0.0.1\ndir ${dir}\nsentinel monitor resources 127.0.0.1 ${master.port} 1\nsentinel down-after-milliseconds resources 60000\n`)
+    const child = spawn('redis-sentinel', [conf], { stdio: 'ignore' })
+    t.teardown(() => {
+      child.kill('SIGKILL')
+      rmSync(dir, { recursive: true, force: true })
+    })
+    while (await rawCommand(port, ['PING'], 500).catch(() => '') !== '+PONG') await new Promise((resolve) => setTimeout(resolve, 25))
+    const sentinel = createSentinel({ name: 'resources', sentinelRootNodes: [{ host: '127.0.0.1', port }] })
+    sentinel.on('error', () => {})
+    await sentinel.connect()
+    t.teardown(() => sentinel.destroy())
+
+    const app = Fastify()
+    healthRoutes(app, { draining: () => false, redis: sentinel, timeoutMs: 500 })
+    t.teardown(() => app.close())
+    const ready = await app.inject('/readyz')
+    t.same([ready.statusCode, ready.body], [200, 'ready\n'], 'the master answers ROLE as master: ready')
+
+    await master.stop()
+    const res = await app.inject('/readyz')
+    t.equal(res.statusCode, 503, 'its master down (no failover yet): not ready')
+    t.match(res.body, /^not ready: Redis (is unreachable|did not answer ROLE)/)
+  })
 }
