@@ -29,6 +29,8 @@ export interface SignInDeps {
   /** The login and logout paths as the routes are registered (Fastify puts the register prefix in front). */
   routes: { login: string, logout: string }
   baseUrl: string | undefined
+  /** The return address's query and form field (option returnParam, default `BackURL`). */
+  returnParam: string
   sessionKey: string
   /** Whether sign-in keeps what the host stored in the session (default) or starts a clean one. */
   keepSessionData: boolean
@@ -71,6 +73,7 @@ export interface SignInSettings {
   authenticate: SignInDeps['authenticate']
   sessionKey: string
   logout: string
+  returnParam: string
 }
 
 // Per app (its server, which every context shares): the sign-in routes a section serves, by login path.
@@ -89,7 +92,7 @@ export function servesSignIn (server: object, paths: SectionPaths, settings: Sig
     served.set(paths.login, settings)
     return true
   }
-  if (first.authenticate !== settings.authenticate || first.sessionKey !== settings.sessionKey || first.logout !== settings.logout) {
+  if (first.authenticate !== settings.authenticate || first.sessionKey !== settings.sessionKey || first.logout !== settings.logout || first.returnParam !== settings.returnParam) {
     throw new FST_SR_SHARED_SIGN_IN(paths.index, paths.login)
   }
   return false
@@ -120,7 +123,7 @@ function sessionCookieWritten (request: FastifyRequest, log: FastifyInstance['lo
 
 /** Login form, sign-in and sign-out. The return address is checked every time it is read. */
 export function signInRoutes (fastify: FastifyInstance, deps: SignInDeps): void {
-  const { authenticate, memberOf, pages, paths, baseUrl, sessionKey, limits } = deps
+  const { authenticate, memberOf, pages, paths, baseUrl, sessionKey, limits, returnParam } = deps
 
   function loginPage (reply: FastifyReply, status: number, data: LoginViewData, member: Member | undefined) {
     const ctx = pages.context(member, reply)
@@ -149,7 +152,7 @@ export function signInRoutes (fastify: FastifyInstance, deps: SignInDeps): void 
     if (code === SIGN_IN_BUSY) reply.header('retry-after', String((error as FastifyError & { retryAfter: number }).retryAfter))
     if (isJsonClient(request)) return sendJsonError(reply.header('cache-control', 'no-store'), status, code, error.message)
     const member = await memberOf(request) ?? undefined
-    const backUrl = returnAddress(request, fields(request.body).BackURL ?? fields(request.query).BackURL)
+    const backUrl = returnAddress(request, fields(request.body)[returnParam] ?? fields(request.query)[returnParam])
     return loginPage(reply, status, { backUrl, error: status === 403 ? EXPIRED_FORM : error.message }, member)
   })
 
@@ -159,14 +162,14 @@ export function signInRoutes (fastify: FastifyInstance, deps: SignInDeps): void 
       reply.header('cache-control', 'no-store').header('vary', 'Accept')
       return { signedIn: member !== undefined, csrfToken: csrfTokenFor(reply) }
     }
-    return loginPage(reply, 200, { backUrl: returnAddress(request, fields(request.query).BackURL) }, member)
+    return loginPage(reply, 200, { backUrl: returnAddress(request, fields(request.query)[returnParam]) }, member)
   })
 
   // The CSRF check comes first: a cross-site POST without the form's token spends no one's budget.
   fastify.post(deps.routes.login, { preHandler: deps.verifyCsrf }, async function signIn (request, reply) {
     const body = fields(request.body)
-    // The form posts BackURL in its body; a hand-made link may carry it in the query instead.
-    const backUrl = body.BackURL ?? fields(request.query).BackURL
+    // The form posts BackURL (returnParam) in its body; a hand-made link may carry it in the query instead.
+    const backUrl = body[returnParam] ?? fields(request.query)[returnParam]
     // Checked once: the absolute URL to return to, and the value as given for the form if it comes back.
     const returnTo = safeBackUrl(backUrl, siteOrigin(request, baseUrl))
     const formBackUrl = returnTo === undefined ? undefined : backUrl as string
@@ -252,8 +255,8 @@ export function signInRoutes (fastify: FastifyInstance, deps: SignInDeps): void 
     reply.header('cache-control', 'no-store')
     // "Sign in as someone else" (the 403 page) posts the address it refused: the login page, which
     // brings the next member back to it. Any other sign-out ends on the section index.
-    const backUrl = returnAddress(request, fields(request.body).BackURL)
-    if (backUrl !== undefined) return reply.redirectOnce(loginRedirectUrl(siteOrigin(request, baseUrl), paths.login, backUrl), 303)
+    const backUrl = returnAddress(request, fields(request.body)[returnParam])
+    if (backUrl !== undefined) return reply.redirectOnce(loginRedirectUrl(siteOrigin(request, baseUrl), paths.login, backUrl, returnParam), 303)
     return reply.redirectOnce(paths.index, 303)
   })
 }
