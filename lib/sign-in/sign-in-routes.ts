@@ -15,10 +15,12 @@ import { safeBackUrl } from './back-url.js'
 import { DEVICE_COOKIE } from './device-cookie.js'
 import type { Refusal, SignInLimits } from './limits.js'
 import type { PasswordChecks } from './password-checks.js'
+import { refusalError } from './refusals.js'
 
-const { FST_SR_SHARED_SIGN_IN, FST_SR_MISSING_CREDENTIALS, FST_SR_INVALID_CREDENTIALS, FST_SR_LOCKED_OUT, FST_SR_LOGIN_RATE_LIMITED, FST_SR_INSECURE_SIGN_IN } = errorCodes
+const { FST_SR_SHARED_SIGN_IN, FST_SR_INSECURE_SIGN_IN } = errorCodes
 // The password checks' refusal when every turn is taken (password-checks.ts), with its retryAfter.
 const SIGN_IN_BUSY: keyof typeof errorCodes = 'FST_SR_SIGN_IN_BUSY'
+type BusyError = FastifyError & { retryAfter: number }
 
 export interface SignInDeps {
   authenticate: (credentials: Credentials, request: FastifyRequest) => Promise<Member | null | undefined>
@@ -149,7 +151,7 @@ export function signInRoutes (fastify: FastifyInstance, deps: SignInDeps): void 
     const isForm = request.routeOptions.url === paths.login || request.routeOptions.url === paths.logout
     if (!isForm || (!CSRF_ERROR_CODES.has(code) && code !== SIGN_IN_BUSY)) throw error
     const status = code === SIGN_IN_BUSY ? 503 : 403
-    if (code === SIGN_IN_BUSY) reply.header('retry-after', String((error as FastifyError & { retryAfter: number }).retryAfter))
+    if (code === SIGN_IN_BUSY) reply.header('retry-after', String((error as BusyError).retryAfter))
     if (isJsonClient(request)) return sendJsonError(reply.header('cache-control', 'no-store'), status, code, error.message)
     const member = await memberOf(request) ?? undefined
     const backUrl = returnAddress(request, fields(request.body)[returnParam] ?? fields(request.query)[returnParam])
@@ -185,7 +187,7 @@ export function signInRoutes (fastify: FastifyInstance, deps: SignInDeps): void 
     }
 
     if (email === '' || password === '' || email.length > MAX_EMAIL_LENGTH || password.length > MAX_PASSWORD_LENGTH) {
-      return refuse(reply, new FST_SR_MISSING_CREDENTIALS(), { backUrl: formBackUrl, email: email.slice(0, MAX_EMAIL_LENGTH) })
+      return refuse(reply, refusalError('FST_SR_MISSING_CREDENTIALS'), { backUrl: formBackUrl, email: email.slice(0, MAX_EMAIL_LENGTH) })
     }
 
     // The limits decide before the password is checked; parallel sign-ins to one username wait their turn.
@@ -197,12 +199,15 @@ export function signInRoutes (fastify: FastifyInstance, deps: SignInDeps): void 
       member = await deps.passwordChecks.run(request.ip, () => authenticate({ email, password }, request))
     } catch (err) {
       turn?.end()
+      // A full line refuses thousands in a spray: answered here, with the email kept, rather than through
+      // Fastify's error path (docs/performance.md#refused-sign-ins).
+      if ((err as FastifyError).code === SIGN_IN_BUSY) return busy(reply, err as BusyError, formBackUrl, email)
       throw err
     }
     if (member === null || member === undefined) {
       const lockedNow = await turn?.fail()
       if (lockedNow !== undefined) return limited(reply, lockedNow, formBackUrl, email)
-      return refuse(reply, new FST_SR_INVALID_CREDENTIALS(), { backUrl: formBackUrl, email })
+      return refuse(reply, refusalError('FST_SR_INVALID_CREDENTIALS'), { backUrl: formBackUrl, email })
     }
     if (!isMember(member)) {
       turn?.end()
@@ -237,12 +242,18 @@ export function signInRoutes (fastify: FastifyInstance, deps: SignInDeps): void 
     return reply.redirectOnce(returnTo ?? `${siteOrigin(request, baseUrl)}${paths.index}`, 303)
   })
 
+  /** A sign-in refused because every password check and place in line is taken: 503 with Retry-After. */
+  function busy (reply: FastifyReply, error: BusyError, backUrl: string | undefined, email: string) {
+    reply.header('retry-after', String(error.retryAfter))
+    return refuse(reply, error, { backUrl, email })
+  }
+
   /** A sign-in refused by a limit: until when, and which (a lock names the time, the address limit too). */
   function limited (reply: FastifyReply, refusal: Refusal, backUrl: string | undefined, email: string) {
     const { reason, until } = refusal
     reply.header('retry-after', String(Math.max(1, Math.ceil((until.getTime() - Date.now()) / 1000))))
-    if (reason === 'address') return refuse(reply, new FST_SR_LOGIN_RATE_LIMITED(retryTime(until)), { backUrl, email })
-    return refuse(reply, new FST_SR_LOCKED_OUT(retryTime(until)), { backUrl, email, lockedUntil: until })
+    if (reason === 'address') return refuse(reply, refusalError('FST_SR_LOGIN_RATE_LIMITED', retryTime(until)), { backUrl, email })
+    return refuse(reply, refusalError('FST_SR_LOCKED_OUT', retryTime(until)), { backUrl, email, lockedUntil: until })
   }
 
   // While the store is down, @fastify/session fails before this route; the 503 path (pages/unavailable.ts)
