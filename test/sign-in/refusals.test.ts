@@ -66,3 +66,27 @@ t.test('a full line: the busy 503 from the handler, with Retry-After, the email 
   release()
   t.equal((await first).statusCode, 401, 'the held check still ends in its own answer')
 })
+
+t.test('a username\'s full line of turns: the busy 503 through the section\'s error handler', async (t) => {
+  let release: () => void = () => {}
+  const held = new Promise<null>((resolve) => { release = () => resolve(null) })
+  const { app } = await buildTestApp({
+    plugin: { authenticate: () => held, loginRateLimit: false, lockout: { maxConcurrent: 1 }, passwordChecks: { concurrent: 1, waiting: 200, perAddress: 200 } }
+  })
+  t.teardown(() => app.close())
+  const form = await openLoginForm(app)
+  // One checked at once for the username and 100 waiting (MAX_WAITING_PER_USERNAME): of 110 at once, 9 or more are busy.
+  const busy: Array<Awaited<ReturnType<typeof postLogin>>> = []
+  const all = Array.from({ length: 110 }, (_, i) => postLogin(app, { email: 'shared@example.org', password: `p${i}`, BackURL: '/schools/resources/' }, { form })
+    .then((res) => { if (res.statusCode === 503) busy.push(res); return res }))
+  while (busy.length < 9) await new Promise((resolve) => setImmediate(resolve))
+  release()
+  const answers = await Promise.all(all)
+  t.equal(answers.filter((res) => res.statusCode === 503).length, 9, 'exactly those past the line')
+  const res = busy[0]
+  t.equal(res.headers['retry-after'], '5')
+  t.equal(res.headers['cache-control'], 'no-store')
+  t.match(res.body, 'Sign-in is busy. Please try again in a moment.')
+  t.match(res.body, 'name="BackURL" value="/schools/resources/"')
+  t.not(formToken(res.body), form.token, 'a fresh token')
+})
