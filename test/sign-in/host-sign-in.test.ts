@@ -8,7 +8,7 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import fastifyCookie from '@fastify/cookie'
 import fastifySession from '@fastify/session'
 import fastifyFormbody from '@fastify/formbody'
-import schoolsResources, { InMemoryCatalog, type FastifySchoolsResourcesOptions, type Member } from '../../lib/index.js'
+import schoolsResources, { anonymousShortCircuit, InMemoryCatalog, type FastifySchoolsResourcesOptions, type Member } from '../../lib/index.js'
 import { BASE_URL, SECRET, TEACHER, TEACHER_MEMBER, buildTestApp, formBody, formToken, openLoginForm, postLogin, postSignOutForm, sessionCookie, signIn, withCookies } from '../helpers/app.js'
 import { demoCatalog, demoFiles } from '../../examples/demo-catalog.js'
 import { hostLogin } from '../../examples/host-login.js'
@@ -143,6 +143,19 @@ t.test('returnParam renames the return parameter in a host\'s login redirect', a
   const res = await app.inject(`${MATHS}?subject=Maths`)
   t.equal(res.headers.location, `${BASE_URL}/accounts/login?next=%2Fschools%2Fresources%2Fresources%2Fmaths%2F%3Fsubject%3DMaths`)
   t.match((await app.inject('/schools/resources/')).body, '<a href="/accounts/login">Sign in</a>')
+})
+
+t.test('returnParam in the anonymous short-circuit\'s redirect too', async (t) => {
+  const app = Fastify()
+  t.teardown(() => app.close())
+  await app.register(fastifyCookie)
+  await app.register(anonymousShortCircuit)
+  await app.register(fastifySession, { secret: SECRET, saveUninitialized: false, cookie: { secure: false } })
+  await app.register(schoolsResources, { catalog, authenticate: async () => null, baseUrl: BASE_URL, files: demoFiles, returnParam: 'returnTo' })
+  const res = await app.inject(MATHS)
+  t.equal(res.statusCode, 302)
+  t.equal(res.headers.location, `${BASE_URL}/Security/login?returnTo=%2Fschools%2Fresources%2Fresources%2Fmaths%2F`)
+  t.equal(res.headers['set-cookie'], undefined, 'no cookie for a visitor')
 })
 
 t.test('returnParam is followed by every reader of the section\'s own sign-in', async (t) => {
