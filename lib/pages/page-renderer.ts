@@ -48,10 +48,11 @@ export class PageRenderer {
   readonly #base: Omit<PageContext, 'member'>
   readonly #categoryPages: CategoryPageCache | undefined
 
-  constructor (views: Views, opts: { siteName: string, signIn: boolean, stylesheet: { href?: string } }, paths: SectionPaths) {
+  constructor (views: Views, opts: { siteName: string, signIn: boolean, stylesheet: { href?: string }, logoutUrl?: string, returnParam: string }, paths: SectionPaths) {
     this.#views = views
-    this.#base = { siteName: opts.siteName, signIn: opts.signIn, paths }
+    this.#base = { siteName: opts.siteName, signIn: opts.signIn, paths, returnParam: opts.returnParam }
     if (opts.stylesheet.href !== undefined) this.#base.stylesheet = opts.stylesheet.href
+    if (opts.logoutUrl !== undefined) this.#base.logoutUrl = opts.logoutUrl
     // Only the plugin's own views are cached (see page-cache.ts); a host's are rendered every time.
     if (views.layout === defaultViews.layout && views.category === defaultViews.category) {
       this.#categoryPages = new CategoryPageCache((data, ctx) => String(defaultViews.layout(defaultViews.category(data, ctx), ctx)))
