@@ -15,6 +15,7 @@ import { demoDirectory, type DemoAccount } from './demo-member.js'
 import { registerSessionPlugin, type SessionPluginSetting } from './session-plugin.js'
 import { auditLog } from './audit-log.js'
 import { registerMetrics } from './metrics.js'
+import { healthRoutes, type HealthOptions } from './health.js'
 
 export interface ExampleConfig {
   baseUrl?: string
@@ -46,6 +47,10 @@ export interface ExampleConfig {
   connectionTimeoutMs?: number
   /** Serve Prometheus metrics at /metrics (METRICS=1, docs/events.md). */
   metrics?: boolean
+  /** True from SIGTERM on, so that /readyz fails (examples/server.ts); unset: never. */
+  draining?: () => boolean
+  /** The directory of the demo's files (default examples/files). */
+  filesDir?: string
   /** More options for the resources section (the bench turns the per-address sign-in limit off). */
   sectionOptions?: Partial<FastifySchoolsResourcesOptions>
 }
@@ -59,6 +64,9 @@ export async function buildApp (config: ExampleConfig): Promise<FastifyInstance>
     // Slow clients (a body trickled a byte at a time) are cut off rather than holding a socket forever.
     requestTimeout,
     connectionTimeout: config.connectionTimeoutMs ?? 60_000,
+    // Node looks for requests past requestTimeout only every connectionsCheckingInterval (30 s by
+    // default: a 30 s timeout cut slow clients at up to 60 s); a tenth of the timeout keeps it close.
+    http: { connectionsCheckingInterval: Math.min(30_000, Math.max(100, Math.round(requestTimeout / 10))) },
     // While closing, requests on connections already accepted are answered, not given Fastify's bare 503
     // (which has no Retry-After); the answers close their connections (examples/server.ts).
     return503OnClosing: false
@@ -90,7 +98,7 @@ export async function buildApp (config: ExampleConfig): Promise<FastifyInstance>
   await app.register(schoolsResources, {
     catalog: new InMemoryCatalog(demoCatalog),
     // Three resources are files of the site's own (two PDFs and an image), served to members who may see their category.
-    files: demoFiles,
+    files: config.filesDir === undefined ? demoFiles : { root: config.filesDir },
     authenticate,
     // The session keeps the member's id; each request loads the member (cached 5 s per instance), so a
     // leaver or a removed group takes effect at once (docs/sign-in.md#findmember).
@@ -113,6 +121,9 @@ export async function buildApp (config: ExampleConfig): Promise<FastifyInstance>
     ...config.sectionOptions
   })
 
+  // /healthz and /readyz for a load balancer (docs/example-server.md#health-and-readiness).
+  // The example's clients are node-redis ones (examples/redis.ts), which have what each kind needs for ROLE.
+  healthRoutes(app, { draining: config.draining ?? (() => false), redis: redis?.client as HealthOptions['redis'], timeoutMs })
   app.get('/', async (_request, reply) => reply.redirect('/schools/resources/'))
   // A page of the site's own, outside the section, behind the same guard: staff only. Visitors get the
   // login redirect back to it, other members the 403 page.

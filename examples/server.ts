@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import type { IncomingMessage } from 'node:http'
+import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 import { buildApp } from './app.js'
 import { readSettings, type ExampleSettings } from './settings.js'
@@ -34,14 +34,15 @@ const REDIS_CLOSE_MS = 2000
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
-/** How long a stuck shutdown may take before the process gives up and exits non-zero. */
-const SHUTDOWN_DEADLINE_MS = 10_000
-
 async function main (): Promise<void> {
   // `redis` is loaded only when one is configured (REDIS_URL, REDIS_SENTINELS or REDIS_CLUSTER_NODES).
   const hasRedis = settings.redisUrl !== undefined || settings.redisSentinels !== undefined || settings.redisClusterNodes !== undefined
   const { connectRedis, redact, redisFromSettings, watchRedis } = hasRedis ? await import('./redis.js') : {} as Partial<typeof import('./redis.js')>
   const { where: redisUrl, client: redis } = redisFromSettings?.(settings) ?? {}
+  // True from SIGTERM: /readyz answers 503 and every answer closes its connection.
+  let closing = false
+  // True once the listener is closing (after the pause and the drain).
+  let stopping = false
   const app = await buildApp({
     baseUrl: settings.baseUrl,
     sessionSecret: sessionSecret!,
@@ -54,6 +55,8 @@ async function main (): Promise<void> {
     requestTimeoutMs: settings.requestTimeoutMs,
     connectionTimeoutMs: settings.connectionTimeoutMs,
     metrics: process.env.METRICS === '1',
+    draining: () => closing,
+    filesDir: settings.filesDir,
     ...(redis === undefined
       ? {}
       : { redis: { client: redis, prefix: settings.redisPrefix, timeoutMs: settings.redisTimeoutMs, waitForReplicas: settings.redisWaitReplicas } })
@@ -81,32 +84,68 @@ async function main (): Promise<void> {
   }
   // While shutting down, answers close their keep-alive connections, so that close() need not wait
   // for clients to hang up.
-  let closing = false
   app.addHook('onSend', async (_request, reply) => {
     if (closing) reply.header('connection', 'close')
   })
   // Connections accepted whose first request has not been read yet: close() would drop them as idle.
   const unread = new Set<Socket>()
+  // Responses not finished yet: at the deadline, those already sending (downloads) are cut, and any
+  // other means the shutdown hangs.
+  const inFlight = new Set<ServerResponse>()
   let lastConnection = 0
   app.server.on('connection', (socket: Socket) => {
     lastConnection = Date.now()
     unread.add(socket)
     socket.once('close', () => unread.delete(socket))
   })
-  app.server.on('request', (request: IncomingMessage) => { unread.delete(request.socket) })
+  app.server.on('request', (request: IncomingMessage, response: ServerResponse) => {
+    unread.delete(request.socket)
+    inFlight.add(response)
+    response.once('close', () => {
+      inFlight.delete(response)
+      // An answer begun before the signal kept its connection alive; done now, that idle connection
+      // would hold close() until the client (a load balancer's pool) hangs up, past the deadline.
+      if (stopping) setImmediate(() => app.server.closeIdleConnections())
+    })
+  })
   async function drain (): Promise<void> {
     const started = Date.now()
     while ((unread.size > 0 || Date.now() - lastConnection < DRAIN_QUIET_MS) && Date.now() - started < DRAIN_MAX_MS) await sleep(10)
   }
+  const { shutdownReadyPauseMs: pauseMs, shutdownDeadlineMs: deadlineMs } = settings
+  /**
+   * At the deadline: if every request still open is a download already sending, they are cut (logged
+   * with how many) and the exit stays 0; a request not answered yet, or a close that hangs without
+   * any, is a stuck shutdown: exit 1.
+   */
+  function atDeadline (): void {
+    const sending = [...inFlight].filter((response) => response.headersSent)
+    const unanswered = inFlight.size - sending.length
+    if (sending.length === 0 || unanswered > 0) {
+      app.log.error({ unanswered }, `shutdown took longer than ${deadlineMs} ms (SHUTDOWN_DEADLINE_MS); exiting`)
+      process.exit(1)
+    }
+    app.log.warn({ cut: sending.length }, `shutdown deadline (${deadlineMs} ms, SHUTDOWN_DEADLINE_MS): cutting ${sending.length} download${sending.length === 1 ? '' : 's'} still sending`)
+    for (const response of sending) response.destroy()
+    setTimeout(() => {
+      app.log.error(`shutdown still not finished ${REDIS_CLOSE_MS + 1000} ms after the deadline; exiting`)
+      process.exit(1)
+    }, REDIS_CLOSE_MS + 1000).unref()
+  }
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, () => {
       closing = true
-      app.log.info({ signal }, 'shutting down: answering the connections already made, then no new ones')
-      setTimeout(() => {
-        app.log.error(`shutdown took longer than ${SHUTDOWN_DEADLINE_MS} ms; exiting`)
-        process.exit(1)
-      }, SHUTDOWN_DEADLINE_MS).unref()
-      drain().then(() => app.close()).then(() => process.exit(0), () => process.exit(1))
+      app.log.info({ signal, pauseMs, deadlineMs }, pauseMs > 0
+        ? `shutting down: /readyz answers 503; serving for ${pauseMs} ms (SHUTDOWN_READY_PAUSE_MS), then answering the connections already made, then no new ones`
+        : 'shutting down: answering the connections already made, then no new ones')
+      setTimeout(atDeadline, deadlineMs).unref()
+      sleep(pauseMs).then(drain).then(() => {
+        stopping = true
+        return app.close()
+      }).then(() => {
+        app.log.info('shut down')
+        process.exit(0)
+      }, () => process.exit(1))
     })
   }
   const address = await app.listen({ port, host })

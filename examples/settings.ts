@@ -32,6 +32,12 @@ export interface ExampleSettings {
   trustProxy: string | undefined
   requestTimeoutMs: number
   connectionTimeoutMs: number
+  /** From SIGTERM, how long /readyz answers 503 while everything else is served, before the listener closes. */
+  shutdownReadyPauseMs: number
+  /** From SIGTERM, how long the requests in flight (downloads too) may take before they are cut. */
+  shutdownDeadlineMs: number
+  /** The directory of the demo's files; undefined: examples/files. */
+  filesDir: string | undefined
 }
 
 /** Thrown for a bad setting; its message is meant to be printed as it is. */
@@ -145,6 +151,12 @@ export function readSettings (env: Env): ExampleSettings {
     throw new SettingError('REDIS_URL', 'must be a redis:// or rediss:// URL, such as redis://127.0.0.1:6379', redacted(redisUrl))
   }
 
+  const shutdownReadyPauseMs = wholeNumber(env, 'SHUTDOWN_READY_PAUSE_MS', 0, 0, 2 ** 31 - 1, 'must be a whole number of milliseconds, longer than your load balancer takes to see a failed /readyz, such as 5000')
+  const shutdownDeadlineMs = wholeNumber(env, 'SHUTDOWN_DEADLINE_MS', 10_000, 1, 2 ** 31 - 1, 'must be a positive whole number of milliseconds, such as 10000')
+  if (shutdownDeadlineMs <= shutdownReadyPauseMs) {
+    throw new SettingError('SHUTDOWN_DEADLINE_MS', `must be longer than SHUTDOWN_READY_PAUSE_MS (${shutdownReadyPauseMs}): both count from SIGTERM, and the requests in flight need time after the pause`, String(shutdownDeadlineMs))
+  }
+
   return {
     port: wholeNumber(env, 'PORT', 3000, 0, 65535, 'must be a port number from 0 to 65535 (0 picks a free port)'),
     host: read(env, 'HOST') ?? '127.0.0.1',
@@ -164,6 +176,9 @@ export function readSettings (env: Env): ExampleSettings {
     redisConnectTimeoutMs: wholeNumber(env, 'REDIS_CONNECT_TIMEOUT_MS', 10_000, 1, 2 ** 31 - 1, 'must be a positive whole number of milliseconds, such as 10000'),
     trustProxy: trustProxy(read(env, 'TRUST_PROXY')),
     requestTimeoutMs: wholeNumber(env, 'REQUEST_TIMEOUT_MS', 30_000, 1, 2 ** 31 - 1, 'must be a positive whole number of milliseconds, such as 30000'),
-    connectionTimeoutMs: wholeNumber(env, 'CONNECTION_TIMEOUT_MS', 60_000, 1, 2 ** 31 - 1, 'must be a positive whole number of milliseconds, such as 60000')
+    connectionTimeoutMs: wholeNumber(env, 'CONNECTION_TIMEOUT_MS', 60_000, 1, 2 ** 31 - 1, 'must be a positive whole number of milliseconds, such as 60000'),
+    shutdownReadyPauseMs,
+    shutdownDeadlineMs,
+    filesDir: read(env, 'FILES_DIR')
   }
 }

@@ -44,7 +44,7 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
   const stylesheet = opts.stylesheet.servePath === undefined ? opts.stylesheet : { ...opts.stylesheet, href: `${mount}${opts.stylesheet.href}` }
   const pages = new PageRenderer(resolveViews(opts.views), { ...opts, stylesheet, session }, paths)
   // What a visitor of any members-only route gets: this section's login redirect, then its refused index redirect.
-  const anonymous: AnonymousRedirect = { baseUrl: opts.baseUrl, loginPath: paths.login, indexPath: paths.index }
+  const anonymous: AnonymousRedirect = { baseUrl: opts.baseUrl, loginPath: paths.login, indexPath: paths.index, returnParam: opts.returnParam }
   const sessionDecides = opts.getMember === undefined
   // The default policy, plus the origin of a host stylesheet on another site; the host's helmet options still win.
   const headers = securityHeaders(opts.helmet === false ? false : { contentSecurityPolicy: stylesheetPolicy(opts.stylesheet), ...opts.helmet })
@@ -87,7 +87,7 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
     if (opts.authenticate === undefined || !opts.signIn) return
     // The logout forms' tokens, in every section; the routes in the first section with this login path.
     const csrf = await registerCsrf(section, opts.baseUrl)
-    if (!servesSignIn(section.server, paths, { authenticate: opts.authenticate, sessionKey: opts.sessionKey, logout: paths.logout, findMember: opts.findMember?.find })) return
+    if (!servesSignIn(section.server, paths, { authenticate: opts.authenticate, sessionKey: opts.sessionKey, logout: paths.logout, findMember: opts.findMember?.find, returnParam: opts.returnParam })) return
     if (opts.lockout !== false) warnWithoutDeviceSecret(section.log, opts.lockout)
     signInRoutes(section, {
       authenticate: opts.authenticate,
@@ -97,6 +97,7 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
       paths,
       routes: { login: opts.loginPath, logout: opts.logoutPath },
       baseUrl: opts.baseUrl,
+      returnParam: opts.returnParam,
       sessionKey: opts.sessionKey,
       keepSessionData: opts.keepSessionData,
       limits: opts.lockout === false && opts.loginRateLimit === false

@@ -34,6 +34,10 @@ export interface FastifySchoolsResourcesOptions {
   loginPath?: string
   /** Path of the logout action (default `/Security/logout`). */
   logoutPath?: string
+  /** With `signIn: false`: the host's sign-out page, linked for signed-in members (docs/sign-in.md#hosts-with-their-own-sign-in). */
+  logoutUrl?: string
+  /** The return address's query and form field (default `BackURL`, the spec's); another name leaves the legacy contract. */
+  returnParam?: string
   /** Session key that holds the signed-in member (default `member`). */
   sessionKey?: string
   /** Sign-in keeps what the host stored in the session under a new session id (default true); false starts a clean one. */
@@ -119,6 +123,9 @@ export interface ResolvedOptions {
   baseUrl: string | undefined
   loginPath: string
   logoutPath: string
+  /** The host's sign-out page, as given (a path, or a URL on baseUrl's origin). */
+  logoutUrl: string | undefined
+  returnParam: string
   sessionKey: string
   keepSessionData: boolean
   getMember: FastifySchoolsResourcesOptions['getMember']
@@ -151,7 +158,8 @@ const KNOWN_KEYS = new Set<string>([
   'files', 'passwordChecks', 'cookieName', 'sessionPlugin', 'sessionName', 'pageSize',
   'openapi',
   'auditKey',
-  'findMember', 'findMemberCache'
+  'findMember', 'findMemberCache',
+  'logoutUrl', 'returnParam'
 ])
 const VIEW_KEYS = new Set(['layout', 'index', 'category', 'login', 'notFound', 'forbidden'])
 
@@ -159,11 +167,33 @@ function fail (name: string, why: string): never {
   throw new FST_SR_INVALID_OPTION(name, why)
 }
 
-function path (opts: Record<string, unknown>, name: string, fallback: string): string {
+const PATH_RULE = 'a leading slash, no trailing slash, no query'
+
+function path (opts: Record<string, unknown>, name: string, fallback: string, why = `must be a path such as "/schools/resources": ${PATH_RULE}`): string {
   const value = opts[name] ?? fallback
   if (typeof value !== 'string' || !/^\/[A-Za-z0-9\-._~/]*$/.test(value) || value.includes('//') ||
     (value.length > 1 && value.endsWith('/'))) {
-    fail(name, 'must be a path such as "/schools/resources": a leading slash, no trailing slash, no query')
+    fail(name, why)
+  }
+  return value
+}
+
+/** A host page's address (`logoutUrl`): a path such as `path()` takes, or one on baseUrl's origin. */
+function hostPage (value: unknown, name: string, baseUrl: string | undefined): string | undefined {
+  if (value === undefined) return undefined
+  const local = typeof value === 'string' && baseUrl !== undefined && value.startsWith(`${baseUrl}/`) ? value.slice(baseUrl.length) : value
+  path({ [name]: local }, name, '', `must be a path on this site such as "/Security/logout" (${PATH_RULE}), or that path on baseUrl's origin`)
+  return value as string
+}
+
+// The login form's own fields: a return parameter of the same name would be read as one of them.
+const FORM_FIELDS = new Set(['_csrf', 'email', 'password'])
+
+/** The return parameter's name: a query name that needs no encoding (RFC 3986 unreserved characters). */
+function returnParam (value: unknown): string {
+  if (value === undefined) return 'BackURL'
+  if (typeof value !== 'string' || !/^[A-Za-z0-9\-._~]{1,64}$/.test(value) || FORM_FIELDS.has(value)) {
+    fail('returnParam', `must be a query name of letters, digits and - . _ ~ (such as "returnTo" or "next"), not one of the login form's fields (${[...FORM_FIELDS].join(', ')})`)
   }
   return value
 }
@@ -340,14 +370,18 @@ export function resolveOptions (raw: object): ResolvedOptions {
 
   const prefix = path(opts, 'prefix', '/schools/resources')
   const lockout = resolveLockout(opts)
+  const baseUrl = parseBaseUrl(opts.baseUrl)
+  if (signIn && opts.logoutUrl !== undefined) fail('logoutUrl', 'is for hosts with their own sign-in (signIn: false); the section\'s own sign-out is logoutPath')
   const resolved: ResolvedOptions = {
     catalog,
     authenticate,
     signIn,
     prefix,
-    baseUrl: parseBaseUrl(opts.baseUrl),
+    baseUrl,
     loginPath: path(opts, 'loginPath', '/Security/login'),
     logoutPath: path(opts, 'logoutPath', '/Security/logout'),
+    logoutUrl: hostPage(opts.logoutUrl, 'logoutUrl', baseUrl),
+    returnParam: returnParam(opts.returnParam),
     sessionKey,
     keepSessionData,
     getMember: optionalFunction<ResolvedOptions['getMember']>(opts, 'getMember'),

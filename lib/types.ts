@@ -84,6 +84,8 @@ export interface AnonymousRedirect {
   baseUrl: string | undefined
   loginPath: string
   indexPath: string
+  /** The return address's query name (option returnParam, default `BackURL`). */
+  returnParam: string
 }
 
 /** Who may open a members-only host route (`config.membersOnly` or `fastify.membersOnly()`). */

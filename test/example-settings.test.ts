@@ -2,7 +2,7 @@ import t from 'tap'
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { readSettings } from '../examples/settings.js'
-import { EXAMPLE_NODE_FLAGS, EXAMPLE_SERVER } from './helpers/example-server.js'
+import { EXAMPLE_ENV, EXAMPLE_NODE_FLAGS, EXAMPLE_SERVER } from './helpers/example-server.js'
 
 // The example server's settings: every bad value is named with its fix, and the address it listens on
 // is always printed, whatever LOG_LEVEL hides and whichever port PORT=0 picked.
@@ -34,13 +34,19 @@ t.test('every bad setting names its variable, what it must be, and what was give
     [{ REDIS_SENTINELS: '10.0.0.1:26379' }, /^REDIS_SENTINEL_NAME must name the primary the sentinels monitor/],
     [{ REDIS_URL: 'redis://a:6379', REDIS_SENTINELS: '10.0.0.1:26379', REDIS_SENTINEL_NAME: 'x' }, /^REDIS_SENTINELS cannot be set together with REDIS_URL/],
     [{ REDIS_SENTINELS: '10.0.0.1:26379', REDIS_SENTINEL_NAME: 'x', REDIS_CLUSTER_NODES: 'b:7000' }, /^REDIS_CLUSTER_NODES cannot be set together with REDIS_SENTINELS/],
-    [{ REDIS_WAIT_REPLICAS: 'all' }, /^REDIS_WAIT_REPLICAS must be a whole number of replicas/]
+    [{ REDIS_WAIT_REPLICAS: 'all' }, /^REDIS_WAIT_REPLICAS must be a whole number of replicas/],
+    [{ SHUTDOWN_READY_PAUSE_MS: '5s' }, /^SHUTDOWN_READY_PAUSE_MS must be a whole number of milliseconds, longer than your load balancer takes to see a failed \/readyz, such as 5000; got "5s"/],
+    [{ SHUTDOWN_DEADLINE_MS: '0' }, /^SHUTDOWN_DEADLINE_MS must be a positive whole number of milliseconds, such as 10000; got "0"/],
+    [{ SHUTDOWN_READY_PAUSE_MS: '10000' }, /^SHUTDOWN_DEADLINE_MS must be longer than SHUTDOWN_READY_PAUSE_MS \(10000\): both count from SIGTERM, .*; got "10000"/],
+    [{ SHUTDOWN_READY_PAUSE_MS: '5000', SHUTDOWN_DEADLINE_MS: '4000' }, /^SHUTDOWN_DEADLINE_MS must be longer than SHUTDOWN_READY_PAUSE_MS \(5000\)/]
   ]
   for (const [env, message] of cases) {
     t.throws(() => readSettings(env), { name: 'SettingError', message }, JSON.stringify(env))
   }
   t.notMatch(JSON.stringify(cases.map(([env]) => { try { readSettings(env) } catch (err) { return (err as Error).message } return '' })), 'secret@', 'no password in a message')
   t.match(readSettings({}), { port: 3000, host: '127.0.0.1', logLevel: 'info', redisTimeoutMs: 2000, redisConnectTimeoutMs: 10000 })
+  t.match(readSettings({}), { shutdownReadyPauseMs: 0, shutdownDeadlineMs: 10000, filesDir: undefined }, 'shutdown defaults: no pause, 10 s')
+  t.match(readSettings({ SHUTDOWN_READY_PAUSE_MS: '5000', SHUTDOWN_DEADLINE_MS: '60000', FILES_DIR: '/srv/files' }), { shutdownReadyPauseMs: 5000, shutdownDeadlineMs: 60000, filesDir: '/srv/files' })
   t.equal(readSettings({ TRUST_PROXY: '10.0.0.1,10.0.0.0/8,fd00::/8' }).trustProxy, '10.0.0.1,10.0.0.0/8,fd00::/8', 'addresses and CIDRs')
   t.equal(readSettings({ TRUST_PROXY: 'false' }).trustProxy, undefined)
   t.equal(readSettings({}).sessionPlugin, 'session', '@fastify/session unless SESSION_PLUGIN says otherwise')
@@ -61,7 +67,7 @@ t.test('every bad setting names its variable, what it must be, and what was give
 
 async function run (env: Record<string, string>, until?: RegExp) {
   const child = spawn(process.execPath, [...EXAMPLE_NODE_FLAGS, EXAMPLE_SERVER], {
-    env: { ...process.env, REDIS_URL: '', SESSION_SECRET: 'x'.repeat(32), ...env },
+    env: { ...EXAMPLE_ENV, ...process.env, REDIS_URL: '', SESSION_SECRET: 'x'.repeat(32), ...env },
     stdio: ['ignore', 'pipe', 'pipe']
   })
   let stdout = ''

@@ -4,7 +4,7 @@ import { existsSync, readFileSync } from 'node:fs'
 import { dirname, join, normalize, resolve } from 'node:path'
 
 // What `npm pack` ships, from npm's own file list (built first by `npm test`): the compiled library (JS
-// without comments; the types keep them for editors) with its types and maps, the parity command compiled, the README, LICENSE and the user's docs; nothing that only runs or reads in a
+// without comments; the types keep them for editors) with its types, the parity command compiled, the README, LICENSE and the user's docs; nothing that only runs or reads in a
 // clone (examples, benchmarks and their results, screenshots, design notes, contributors' docs).
 // Choices and figures: docs/package.md.
 
@@ -17,36 +17,25 @@ const packed: Set<string> = new Set(pack.files.map((f) => f.path))
 // The budget of issue #22: a site pays for what runs, not for the repository's extras.
 const MAX_PACKED_BYTES = 200_000
 
-t.test('the tarball holds the library, its types and maps, and the user docs: nothing else', async (t) => {
-  const allowed = /^(?:dist\/lib\/.+\.(?:js|mjs|d\.ts|d\.mts|js\.map|mjs\.map)|docs\/[\w-]+\.md|README\.md|LICENSE|package\.json)$/
+t.test('the tarball holds the library, its types, and the user docs: nothing else', async (t) => {
+  // No source maps: they would point at lib/*.ts, which is not shipped (docs/package.md).
+  const allowed = /^(?:dist\/lib\/.+\.(?:js|mjs|d\.ts|d\.mts)|docs\/[\w-]+\.md|README\.md|LICENSE|package\.json)$/
   t.same([...packed].filter((f) => !allowed.test(f)), [], 'no file of another kind')
   for (const repoOnly of ['docs/architecture.md', 'docs/example-server.md', 'docs/performance.md', 'docs/testing.md', 'docs/upstream-session-lazy.md']) {
     t.ok(existsSync(join(root, repoOnly)) && !packed.has(repoOnly), `${repoOnly} stays in the repository`)
   }
-  // Every module of the plugin is shipped compiled, typed and mapped. The parity checker is a command,
-  // not an import: its modules ship compiled only (its types and maps would cost a tenth of the budget).
+  // Every module of the plugin is shipped compiled and typed. The parity checker is a command, not an
+  // import: its modules ship compiled only.
   const compiled = [...packed].filter((f) => /^dist\/lib\/.+\.js$/.test(f))
   t.ok(compiled.length > 40, `${compiled.length} modules`)
   for (const js of compiled) {
-    const typedAndMapped = packed.has(js.replace(/\.js$/, '.d.ts')) && packed.has(`${js}.map`)
-    if (js.startsWith('dist/lib/parity/')) t.notOk(typedAndMapped, `${js}: compiled only`)
-    else t.ok(typedAndMapped, `${js}: types and map`)
+    const typed = packed.has(js.replace(/\.js$/, '.d.ts'))
+    if (js.startsWith('dist/lib/parity/')) t.notOk(typed, `${js}: compiled only`)
+    else t.ok(typed, `${js}: types`)
     t.ok(existsSync(join(root, js.replace(/^dist\//, '').replace(/\.js$/, '.ts'))), `${js} is built from lib/`)
   }
   t.ok(pack.size <= MAX_PACKED_BYTES, `packed: ${pack.size} bytes (at most ${MAX_PACKED_BYTES})`)
   t.comment(`npm pack: ${pack.entryCount} files, ${pack.size} bytes packed, ${pack.unpackedSize} unpacked`)
-})
-
-t.test('the maps carry no sources (size): each names its lib/ file, for stack traces with --enable-source-maps', async (t) => {
-  const maps = [...packed].filter((f) => f.endsWith('.map'))
-  t.ok(maps.length > 40, `${maps.length} maps shipped`)
-  for (const file of maps) {
-    const map = JSON.parse(readFileSync(join(root, file), 'utf8')) as { sources: string[], sourcesContent?: unknown, mappings: string }
-    t.equal(map.sourcesContent, undefined, `${file}: no sourcesContent`)
-    const sources = map.sources.map((source) => normalize(join(dirname(file), source)))
-    // types.ts compiles to no code, so its map maps nothing.
-    t.ok((map.mappings.length > 0 || file.endsWith('types.js.map')) && sources.every((source) => source.startsWith('lib/') && existsSync(join(root, source))), `${file} -> ${sources.join(', ')}`)
-  }
 })
 
 t.test('every relative link in the README and the shipped docs is shipped', async (t) => {

@@ -4,13 +4,27 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 
-export function startFlags (packageDir) {
+function startCommand (packageDir) {
   const start = JSON.parse(readFileSync(join(packageDir, 'package.json'), 'utf8')).scripts.start
-  const command = start.split('&&').pop().trim().split(/\s+/)
+  const words = start.split('&&').pop().trim().split(/\s+/)
+  // Leading NAME=value words are the environment npm start gives the server (MALLOC_MMAP_THRESHOLD_).
+  let count = 0
+  while (/^[A-Z_]+=/.test(words[count])) count++
+  const assignments = words.slice(0, count)
+  const command = words.slice(count)
   if (command[0] !== 'node' || command[command.length - 1] !== 'dist/examples/server.js') {
     throw new Error(`${packageDir}/package.json "start" no longer ends with "node ... dist/examples/server.js": ${start}`)
   }
-  return command.slice(1, -1)
+  return { env: Object.fromEntries(assignments.map((a) => a.split('='))), flags: command.slice(1, -1) }
+}
+
+export function startFlags (packageDir) {
+  return startCommand(packageDir).flags
+}
+
+/** The environment variables npm start sets for the server (none in older builds). */
+export function startEnv (packageDir) {
+  return startCommand(packageDir).env
 }
 
 /**

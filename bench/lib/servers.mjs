@@ -1,7 +1,7 @@
 // Which servers the bench knows, what each must answer, and how each is started (bench/servers/*.mjs).
 import { existsSync, readFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
-import { startFlags, warningOutputFor } from './npm-start-flags.mjs'
+import { startEnv, startFlags, warningOutputFor } from './npm-start-flags.mjs'
 
 export const BASE_URL = 'https://www.example.org'
 export const CATEGORY_PATH = '/schools/resources/resources/maths/'
@@ -33,7 +33,7 @@ export function benchServers ({ root, breakdown = true, eachVariant = false, ext
   // As `npm start` runs it: Node's flags from package.json (the redirect-conflict warning is raised for
   // every anonymous request but, with today's flags, not printed by Node) and the example's conflict log.
   // warningOutput says where the runner finds every warning accounted for.
-  const ours = { name: 'ours', label: 'fastify-schools-resources', file: 'ours.mjs', page: OUR_PAGE, sessions: true, cookieAware: true, warns: true, warningOutput: warningOutputFor(flags), execArgv: flags, env: {} }
+  const ours = { name: 'ours', label: 'fastify-schools-resources', file: 'ours.mjs', page: OUR_PAGE, sessions: true, cookieAware: true, warns: true, warningOutput: warningOutputFor(flags), execArgv: flags, env: startEnv(root) }
   const servers = [
     { name: 'limit', label: 'bare Fastify (limit)', file: 'limit.mjs', page: SMALL_PAGE, sessions: false, cookieAware: false },
     { name: 'reference', label: 'Fastify + @fastify/session (reference)', file: 'reference.mjs', page: SMALL_PAGE, sessions: true, cookieAware: true },
@@ -60,7 +60,7 @@ export function benchServers ({ root, breakdown = true, eachVariant = false, ext
     if (!existsSync(join(path, 'dist', 'examples', 'app.js'))) throw new Error(`--extra ${name}=${dir}: no dist/examples/app.js there (see bench/build-before.sh)`)
     const extraFlags = startFlags(path)
     const commit = buildCommit(path)
-    servers.push({ ...ours, name, extra: true, label: `ours (${name}${commit === undefined ? '' : `, ${commit.slice(0, 7)}`})`, commit, env: { OURS_DIST: path }, execArgv: extraFlags, warningOutput: warningOutputFor(extraFlags) })
+    servers.push({ ...ours, name, extra: true, label: `ours (${name}${commit === undefined ? '' : `, ${commit.slice(0, 7)}`})`, commit, env: { ...startEnv(path), OURS_DIST: path }, execArgv: extraFlags, warningOutput: warningOutputFor(extraFlags) })
   }
   return servers
 }

@@ -22,6 +22,10 @@ export interface PageContext {
   }
   /** URL of the section's stylesheet for the layout to link; undefined when the host turned it off. */
   stylesheet?: string
+  /** The host's sign-out page (option `logoutUrl`) when the host owns sign-in: a plain link, GET. */
+  logoutUrl?: string
+  /** The name of the return address's field (option `returnParam`; `BackURL` when absent). */
+  returnParam?: string
 }
 
 /** A rendered page body and its title; the layout wraps it in the document. */
@@ -112,12 +116,27 @@ export function retryTime (date: Date): string {
   return `${date.toISOString().slice(11, 16)} UTC`
 }
 
+/** The hidden field that carries the return address through a form. */
+function returnField (ctx: PageContext, backUrl: string): SafeHtml {
+  return html`<input type="hidden" name="${ctx.returnParam ?? 'BackURL'}" value="${backUrl}">`
+}
+
+/**
+ * Sign-out: the section's form (a POST with its token), or with the host's own sign-in a link to the
+ * host's page (`logoutUrl`), whose own form signs out there with the host's token (docs/sign-in.md).
+ */
+function signOut (ctx: PageContext): SafeHtml | '' {
+  if (ctx.signIn) return html`<form method="post" action="${ctx.paths.logout}">${csrfField(ctx.csrfToken)}<button type="submit">Sign out</button></form>`
+  return ctx.logoutUrl === undefined ? '' : html`<a href="${ctx.logoutUrl}">Sign out</a>`
+}
+
 function memberNav (ctx: PageContext): SafeHtml {
   if (ctx.member !== undefined) {
     return html`<p class="signed-in">Signed in as <strong>${ctx.member.name}</strong></p>
-      ${ctx.signIn ? html`<form method="post" action="${ctx.paths.logout}">${csrfField(ctx.csrfToken)}<button type="submit">Sign out</button></form>` : ''}`
+      ${signOut(ctx)}`
   }
-  return ctx.signIn ? html`<a href="${ctx.paths.login}">Sign in</a>` : html``
+  // The section's login page, or the host's (loginPath), where the login redirect sends visitors too.
+  return html`<a href="${ctx.paths.login}">Sign in</a>`
 }
 
 function layout (page: Page, ctx: PageContext): SafeHtml {
@@ -297,7 +316,7 @@ ${alert}
 ${alert}
 <form method="post" action="${ctx.paths.login}"${message === undefined ? '' : html` aria-describedby="login-error"`}>
 ${csrfField(data.csrfToken)}
-${data.backUrl === undefined ? '' : html`<input type="hidden" name="BackURL" value="${data.backUrl}">`}
+${data.backUrl === undefined ? '' : returnField(ctx, data.backUrl)}
 <p><label for="email">Email</label>
 <input id="email" name="email" type="email" autocomplete="username" required value="${data.email ?? ''}"></p>
 <p><label for="password">Password</label>
@@ -324,7 +343,7 @@ function forbidden (data: ForbiddenViewData, ctx: PageContext): Page {
     body: html`<h1>You don't have access to ${data.title}</h1>
 <p class="lead">This page is only for some members of the school community.${who}</p>
 ${ctx.signIn
-  ? html`<form method="post" action="${ctx.paths.logout}" class="switch-account">${csrfField(ctx.csrfToken)}<input type="hidden" name="BackURL" value="${data.backUrl}">
+  ? html`<form method="post" action="${ctx.paths.logout}" class="switch-account">${csrfField(ctx.csrfToken)}${returnField(ctx, data.backUrl)}
 <p>If you have another account that may see it, sign in with that one and you will come straight back.</p>
 <p><button type="submit">Sign in as someone else</button></p>
 </form>`

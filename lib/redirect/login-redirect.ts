@@ -35,9 +35,9 @@ export function phpUrlencode (value: string): string {
     .replace(/%20/g, '+')
 }
 
-/** `{origin}{loginPath}?BackURL=<path as received>`. */
-export function loginRedirectUrl (origin: string, loginPath: string, requestUrl: string): string {
-  return `${origin}${loginPath}?BackURL=${phpUrlencode(requestUrl)}`
+/** `{origin}{loginPath}?BackURL=<path as received>` (`returnParam` names it; options.ts keeps it a plain token). */
+export function loginRedirectUrl (origin: string, loginPath: string, requestUrl: string, returnParam = 'BackURL'): string {
+  return `${origin}${loginPath}?${returnParam}=${phpUrlencode(requestUrl)}`
 }
 
 /**
@@ -48,7 +48,7 @@ export function loginRedirectUrl (origin: string, loginPath: string, requestUrl:
 export function answerAnonymous (request: FastifyRequest, reply: FastifyReply, target: AnonymousRedirect): FastifyReply {
   reply.header('cache-control', 'no-store')
   redirectingFor(reply, target.indexPath)
-  reply.redirectOnce(loginRedirectUrl(siteOrigin(request, target.baseUrl), target.loginPath, request.url))
+  reply.redirectOnce(loginRedirectUrl(siteOrigin(request, target.baseUrl), target.loginPath, request.url, target.returnParam))
   reply.redirectOnce(target.indexPath)
   return reply
 }

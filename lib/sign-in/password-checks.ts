@@ -63,6 +63,10 @@ interface Client {
   at: number
 }
 
+// One busy error per Retry-After (1 to 60 s), shared: a spray is refused thousands of times a second, and
+// a new error each time would capture a stack that nobody reads (refusals.ts says the same).
+const busyErrors: Array<Error & { retryAfter: number }> = []
+
 const HALF_LIFE_MS = 60_000
 // Addresses remembered for their recent turns; past this, idle ones are forgotten (they only lose their history).
 const MAX_REMEMBERED = 10_000
@@ -187,6 +191,7 @@ export class PasswordChecks {
     // What is ahead, at the pace of the checks so far: seconds until a try has a fair chance, 1 to 60.
     const ahead = (this.#running + this.#waiting) / this.#settings.concurrent
     const retryAfter = Math.min(60, Math.max(1, Math.ceil(ahead * this.#meanMs / 1000)))
-    return Object.assign(new FST_SR_SIGN_IN_BUSY(), { retryAfter })
+    busyErrors[retryAfter] ??= Object.assign(new FST_SR_SIGN_IN_BUSY(), { retryAfter })
+    return busyErrors[retryAfter]
   }
 }

@@ -19,10 +19,12 @@ import { safeBackUrl } from './back-url.js'
 import { DEVICE_COOKIE } from './device-cookie.js'
 import type { Refusal, SignInLimits } from './limits.js'
 import type { PasswordChecks } from './password-checks.js'
+import { refusalError } from './refusals.js'
 
-const { FST_SR_SHARED_SIGN_IN, FST_SR_MISSING_CREDENTIALS, FST_SR_INVALID_CREDENTIALS, FST_SR_LOCKED_OUT, FST_SR_LOGIN_RATE_LIMITED, FST_SR_INSECURE_SIGN_IN } = errorCodes
+const { FST_SR_SHARED_SIGN_IN, FST_SR_INSECURE_SIGN_IN } = errorCodes
 // The password checks' refusal when every turn is taken (password-checks.ts), with its retryAfter.
 const SIGN_IN_BUSY: keyof typeof errorCodes = 'FST_SR_SIGN_IN_BUSY'
+type BusyError = FastifyError & { retryAfter: number }
 
 // The login form's JSON (GET with Accept: application/json).
 const LOGIN_JSON = {
@@ -42,6 +44,8 @@ export interface SignInDeps {
   /** The login and logout paths as the routes are registered (Fastify puts the register prefix in front). */
   routes: { login: string, logout: string }
   baseUrl: string | undefined
+  /** The return address's query and form field (option returnParam, default `BackURL`). */
+  returnParam: string
   sessionKey: string
   /** Whether sign-in keeps what the host stored in the session (default) or starts a clean one. */
   keepSessionData: boolean
@@ -107,6 +111,7 @@ export interface SignInSettings {
   logout: string
   /** The host's own findMember (what the session keeps depends on it). */
   findMember: unknown
+  returnParam: string
 }
 
 // Per app (its server, which every context shares): the sign-in routes a section serves, by login path.
@@ -126,7 +131,7 @@ export function servesSignIn (server: object, paths: SectionPaths, settings: Sig
     return true
   }
   if (first.authenticate !== settings.authenticate || first.sessionKey !== settings.sessionKey || first.logout !== settings.logout ||
-    first.findMember !== settings.findMember) {
+    first.findMember !== settings.findMember || first.returnParam !== settings.returnParam) {
     throw new FST_SR_SHARED_SIGN_IN(paths.index, paths.login)
   }
   return false
@@ -163,7 +168,7 @@ function sessionCookieWritten (request: FastifyRequest, session: SessionHandle |
 
 /** Login form, sign-in and sign-out. The return address is checked every time it is read. */
 export function signInRoutes (fastify: FastifyInstance, deps: SignInDeps): void {
-  const { authenticate, memberOf, pages, paths, baseUrl, sessionKey, limits } = deps
+  const { authenticate, memberOf, pages, paths, baseUrl, sessionKey, limits, returnParam } = deps
   const csrfToken = (reply: FastifyReply) => csrfTokenFor(reply, deps.session)
 
   /** The sign-in-failed event (events.ts), with a keyed hash of the identifier tried, never the identifier. */
@@ -198,10 +203,10 @@ export function signInRoutes (fastify: FastifyInstance, deps: SignInDeps): void 
     if (!isForm || (!CSRF_ERROR_CODES.has(code) && code !== SIGN_IN_BUSY)) throw error
     const status = code === SIGN_IN_BUSY ? 503 : 403
     if (request.routeOptions.url === paths.login) failed(request, status === 503 ? 'busy' : 'csrf', fields(request.body).email)
-    if (code === SIGN_IN_BUSY) reply.header('retry-after', String((error as FastifyError & { retryAfter: number }).retryAfter))
+    if (code === SIGN_IN_BUSY) reply.header('retry-after', String((error as BusyError).retryAfter))
     if (isJsonClient(request)) return sendJsonError(reply.header('cache-control', 'no-store'), status, code, error.message)
     const member = await memberOf(request) ?? undefined
-    const backUrl = returnAddress(request, fields(request.body).BackURL ?? fields(request.query).BackURL)
+    const backUrl = returnAddress(request, fields(request.body)[returnParam] ?? fields(request.query)[returnParam])
     return loginPage(reply, status, { backUrl, error: status === 403 ? EXPIRED_FORM : error.message }, member)
   })
 
@@ -243,14 +248,14 @@ export function signInRoutes (fastify: FastifyInstance, deps: SignInDeps): void 
       reply.header('cache-control', 'no-store').header('vary', 'Accept')
       return { signedIn: member !== undefined, csrfToken: csrfToken(reply) }
     }
-    return loginPage(reply, 200, { backUrl: returnAddress(request, fields(request.query).BackURL) }, member)
+    return loginPage(reply, 200, { backUrl: returnAddress(request, fields(request.query)[returnParam]) }, member)
   })
 
   // The CSRF check comes first: a cross-site POST without the form's token spends no one's budget.
   fastify.post(deps.routes.login, { schema: routeSchema(deps.openapi, signInDoc), preHandler: deps.verifyCsrf }, async function signIn (request, reply) {
     const body = fields(request.body)
-    // The form posts BackURL in its body; a hand-made link may carry it in the query instead.
-    const backUrl = body.BackURL ?? fields(request.query).BackURL
+    // The form posts BackURL (returnParam) in its body; a hand-made link may carry it in the query instead.
+    const backUrl = body[returnParam] ?? fields(request.query)[returnParam]
     // Checked once: the absolute URL to return to, and the value as given for the form if it comes back.
     const returnTo = safeBackUrl(backUrl, siteOrigin(request, baseUrl))
     const formBackUrl = returnTo === undefined ? undefined : backUrl as string
@@ -269,7 +274,7 @@ export function signInRoutes (fastify: FastifyInstance, deps: SignInDeps): void 
 
     if (email === '' || password === '' || email.length > MAX_EMAIL_LENGTH || password.length > MAX_PASSWORD_LENGTH) {
       failed(request, 'missing-credentials', email)
-      return refuse(reply, new FST_SR_MISSING_CREDENTIALS(), { backUrl: formBackUrl, email: email.slice(0, MAX_EMAIL_LENGTH) })
+      return refuse(reply, refusalError('FST_SR_MISSING_CREDENTIALS'), { backUrl: formBackUrl, email: email.slice(0, MAX_EMAIL_LENGTH) })
     }
 
     // The limits decide before the password is checked; parallel sign-ins to one username wait their turn.
@@ -284,6 +289,12 @@ export function signInRoutes (fastify: FastifyInstance, deps: SignInDeps): void 
       member = await deps.passwordChecks.run(request.ip, () => authenticate({ email, password }, request))
     } catch (err) {
       turn?.end()
+      // A full line refuses thousands in a spray: answered here, with the email kept, rather than through
+      // Fastify's error path (docs/performance.md#refused-sign-ins).
+      if ((err as FastifyError).code === SIGN_IN_BUSY) {
+        failed(request, 'busy', email)
+        return busy(reply, err as BusyError, formBackUrl, email)
+      }
       throw err
     }
     if (member === null || member === undefined) {
@@ -299,7 +310,7 @@ export function signInRoutes (fastify: FastifyInstance, deps: SignInDeps): void 
         }
         return limited(reply, lockedNow, formBackUrl, email)
       }
-      return refuse(reply, new FST_SR_INVALID_CREDENTIALS(), { backUrl: formBackUrl, email })
+      return refuse(reply, refusalError('FST_SR_INVALID_CREDENTIALS'), { backUrl: formBackUrl, email })
     }
     if (!isMember(member)) {
       turn?.end()
@@ -333,12 +344,18 @@ export function signInRoutes (fastify: FastifyInstance, deps: SignInDeps): void 
     return reply.redirectOnce(returnTo ?? `${siteOrigin(request, baseUrl)}${paths.index}`, 303)
   })
 
+  /** A sign-in refused because every password check and place in line is taken: 503 with Retry-After. */
+  function busy (reply: FastifyReply, error: BusyError, backUrl: string | undefined, email: string) {
+    reply.header('retry-after', String(error.retryAfter))
+    return refuse(reply, error, { backUrl, email })
+  }
+
   /** A sign-in refused by a limit: until when, and which (a lock names the time, the address limit too). */
   function limited (reply: FastifyReply, refusal: Refusal, backUrl: string | undefined, email: string) {
     const { reason, until } = refusal
     reply.header('retry-after', String(Math.max(1, Math.ceil((until.getTime() - Date.now()) / 1000))))
-    if (reason === 'address') return refuse(reply, new FST_SR_LOGIN_RATE_LIMITED(retryTime(until)), { backUrl, email })
-    return refuse(reply, new FST_SR_LOCKED_OUT(retryTime(until)), { backUrl, email, lockedUntil: until })
+    if (reason === 'address') return refuse(reply, refusalError('FST_SR_LOGIN_RATE_LIMITED', retryTime(until)), { backUrl, email })
+    return refuse(reply, refusalError('FST_SR_LOCKED_OUT', retryTime(until)), { backUrl, email, lockedUntil: until })
   }
 
   // While the store is down, @fastify/session fails before this route; the 503 path (pages/unavailable.ts)
@@ -353,8 +370,8 @@ export function signInRoutes (fastify: FastifyInstance, deps: SignInDeps): void 
     reply.header('cache-control', 'no-store')
     // "Sign in as someone else" (the 403 page) posts the address it refused: the login page, which
     // brings the next member back to it. Any other sign-out ends on the section index.
-    const backUrl = returnAddress(request, fields(request.body).BackURL)
-    if (backUrl !== undefined) return reply.redirectOnce(loginRedirectUrl(siteOrigin(request, baseUrl), paths.login, backUrl), 303)
+    const backUrl = returnAddress(request, fields(request.body)[returnParam])
+    if (backUrl !== undefined) return reply.redirectOnce(loginRedirectUrl(siteOrigin(request, baseUrl), paths.login, backUrl, returnParam), 303)
     return reply.redirectOnce(paths.index, 303)
   })
 }

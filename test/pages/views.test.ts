@@ -44,7 +44,11 @@ t.test('empty catalog and empty category render a message, not an empty list', a
   t.match(String(defaultViews.index({ categories: [] }, ctx).body), 'No categories have been published yet.')
   t.match(String(defaultViews.category({ category: { slug: 'a', title: 'A', description: 'd', resources: [] } }, ctx).body), 'No resources in this category yet.')
   t.equal(String(defaultViews.layout({ title: 'T', body: '<p>host string</p>' }, { ...ctx, signIn: false })).includes('<p>host string</p>'), true)
-  t.notMatch(String(defaultViews.layout({ title: 'T', body: '' }, { ...ctx, signIn: false })), /Sign in/, 'no sign-in link when the host owns sign-in')
+  // A host that owns sign-in (issue 20): its login page (loginPath) for visitors, its sign-out page (logoutUrl) for members.
+  t.match(String(defaultViews.layout({ title: 'T', body: '' }, { ...ctx, signIn: false })), '<a href="/l">Sign in</a>', 'the host\'s login page, linked')
+  const member = { id: 1, name: 'Ada' }
+  t.match(String(defaultViews.layout({ title: 'T', body: '' }, { ...ctx, signIn: false, member, logoutUrl: '/out' })), '<a href="/out">Sign out</a>', 'the host\'s sign-out page, linked')
+  t.notMatch(String(defaultViews.layout({ title: 'T', body: '' }, { ...ctx, signIn: false, member })), /Sign out|<form/, 'no sign-out without a logoutUrl')
 })
 
 t.test('the 403 view names what was refused, escapes it, and names the member only when there is one', async (t) => {

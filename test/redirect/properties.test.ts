@@ -17,6 +17,9 @@ t.test('for any request path, BackURL decodes back to exactly that path', async 
   t.teardown(() => app.close())
   const path = fc.tuple(fc.array(fc.webSegment(), { maxLength: 4 }), fc.option(fc.webQueryParameters(), { nil: undefined }))
     .map(([segments, query]) => `/schools/resources/resources/${segments.join('/')}${query === undefined ? '' : `?${query}`}`)
+    // "." and ".." segments are resolved by the client, as a browser does (`resources/..` asks for the index):
+    // such a path never reaches a category page, so it is not one this property is about.
+    .filter((url) => new URL(url, 'http://localhost').pathname.startsWith('/schools/resources/resources/'))
   await fc.assert(fc.asyncProperty(path, async (url) => {
     const res = await app.inject(url)
     if (res.statusCode === 400) return // invalid percent-encoding in the path: Fastify's clear 400

@@ -2,7 +2,7 @@ import t from 'tap'
 import { createClusterClient } from '../../examples/redis.js'
 import { postLogin, signIn, TEACHER } from '../helpers/app.js'
 import { requireRedis } from '../helpers/redis.js'
-import { signInOverHttp, startExampleServer } from '../helpers/example-server.js'
+import { trySignInOverHttp, startExampleServer } from '../helpers/example-server.js'
 import { cli, RedisCluster3, until } from '../helpers/redis-topology.js'
 import { MATHS, population, statuses, topologyApp } from '../helpers/topology-app.js'
 
@@ -38,7 +38,7 @@ if (requireRedis(t)) {
     await t.test('the example server with REDIS_CLUSTER_NODES: signs in, and its member page is served', async (t) => {
       const server = await startExampleServer({ ...process.env, REDIS_URL: '', REDIS_CLUSTER_NODES: `127.0.0.1:${cluster.ports[0]}`, PORT: '0', SESSION_SECRET: 'x'.repeat(32), REDIS_PREFIX: prefix })
       t.teardown(() => { server.child.kill('SIGKILL') })
-      const cookie = await signInOverHttp(server.address)
+      const cookie = await trySignInOverHttp(server.address)
       t.type(cookie, 'string', `signed in (${cookie})`)
       t.equal((await fetch(`${server.address}${MATHS}`, { headers: { cookie: String(cookie) } })).status, 200)
       t.match(server.stdout(), /sessions in Redis at Cluster 127\.0\.0\.1:\d+/)

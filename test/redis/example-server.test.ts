@@ -2,10 +2,8 @@ import t, { type Test } from 'tap'
 import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import { requireRedis, connectedClient, freePort, listKeys, rawCommand, ThrowawayRedis, uniquePrefix } from '../helpers/redis.js'
-import { formToken } from '../helpers/app.js'
 import { connectRedis, createRedisClient, watchRedis } from '../../examples/redis.js'
-import { cookiePairs } from '../helpers/listening-app.js'
-import { EXAMPLE_NODE_FLAGS, EXAMPLE_SERVER } from '../helpers/example-server.js'
+import { EXAMPLE_ENV, EXAMPLE_NODE_FLAGS, EXAMPLE_SERVER, signInOverHttp } from '../helpers/example-server.js'
 
 // The example server (dist/examples/server.js) with REDIS_URL: refusing to start without Redis, waiting
 // for it, and shutting down gracefully on SIGTERM. Each test has its own throwaway redis-server.
@@ -21,7 +19,7 @@ interface Server {
 }
 
 function startServer (t: Test, env: Record<string, string>): Server {
-  const full: NodeJS.ProcessEnv = { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', SESSION_SECRET: 's'.repeat(40), ...env }
+  const full: NodeJS.ProcessEnv = { ...EXAMPLE_ENV, ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', SESSION_SECRET: 's'.repeat(40), ...env }
   const child = spawn(process.execPath, [...EXAMPLE_NODE_FLAGS, EXAMPLE_SERVER], { env: full, stdio: ['ignore', 'pipe', 'pipe'] })
   t.teardown(() => { child.kill('SIGKILL') })
   let output = ''
@@ -45,16 +43,6 @@ function startServer (t: Test, env: Record<string, string>): Server {
       check()
     })
   }
-}
-
-/** Signs the demo member in over HTTP, as a browser would; returns the Cookie header. */
-async function signInOverHttp (address: string): Promise<string> {
-  const form = await fetch(`${address}/Security/login`)
-  const formCookie = cookiePairs(form).join('; ')
-  const body = new URLSearchParams({ _csrf: formToken(await form.text()), email: 'teacher@example.org', password: 'correct horse battery staple' })
-  const res = await fetch(`${address}/Security/login`, { method: 'POST', body, headers: { cookie: formCookie }, redirect: 'manual' })
-  if (res.status !== 303) throw new Error(`sign-in failed: ${res.status}`)
-  return cookiePairs(res).find((c) => c.startsWith('sessionId='))!
 }
 
 if (requireRedis(t)) {

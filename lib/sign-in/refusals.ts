@@ -1,0 +1,27 @@
+import type { FastifyError } from 'fastify'
+import { errorCodes } from '../errors.js'
+
+/** The refusals a sign-in answers with a message only (no state of the request in them). */
+export type RefusalCode = 'FST_SR_MISSING_CREDENTIALS' | 'FST_SR_INVALID_CREDENTIALS' | 'FST_SR_LOGIN_RATE_LIMITED' | 'FST_SR_LOCKED_OUT'
+
+/** Kept errors at most; the times are minutes ("09:15 UTC"), so a day holds a few hundred. */
+export const MAX_KEPT_REFUSALS = 256
+
+const kept = new Map<string, FastifyError>()
+
+/**
+ * The error of a refused sign-in, made once per code and time and then shared: only its status, code and
+ * message are read (the page or the JSON), while a new error would capture a stack that nobody reads, on
+ * each of the thousands of refusals a second of a password spray (docs/performance.md#refused-sign-ins).
+ */
+export function refusalError (code: RefusalCode, time?: string): FastifyError {
+  const key = `${code} ${time}`
+  let error = kept.get(key)
+  if (error === undefined) {
+    if (kept.size >= MAX_KEPT_REFUSALS) kept.clear()
+    const Make = errorCodes[code] as new (...args: string[]) => FastifyError
+    error = time === undefined ? new Make() : new Make(time)
+    kept.set(key, error)
+  }
+  return error
+}
