@@ -139,7 +139,10 @@ async function main (): Promise<void> {
         ? `shutting down: /readyz answers 503; serving for ${pauseMs} ms (SHUTDOWN_READY_PAUSE_MS), then answering the connections already made, then no new ones`
         : 'shutting down: answering the connections already made, then no new ones')
       setTimeout(atDeadline, deadlineMs).unref()
-      sleep(pauseMs).then(drain).then(() => {
+      // Without a pause, no timer before the drain: the event loop would read, and serve, a request
+      // sent meanwhile on a kept-alive connection that close() is about to shut as idle.
+      const paused = pauseMs > 0 ? sleep(pauseMs) : Promise.resolve()
+      paused.then(drain).then(() => {
         stopping = true
         return app.close()
       }).then(() => {
