@@ -21,7 +21,8 @@ mkdirSync(installed, { recursive: true })
 cpSync(join(root, 'dist', 'lib'), join(installed, 'dist', 'lib'), { recursive: true })
 cpSync(join(root, 'package.json'), join(installed, 'package.json'))
 const required = Object.keys(pkg.peerDependencies).filter((name) => pkg.peerDependenciesMeta[name]?.optional !== true)
-for (const name of [...Object.keys(pkg.dependencies), ...required]) {
+// The session plugins are optional peers too (any session plugin, or none): this host uses @fastify/session.
+for (const name of new Set([...Object.keys(pkg.dependencies), ...required, '@fastify/cookie', '@fastify/session'])) {
   mkdirSync(dirname(join(host, 'node_modules', name)), { recursive: true })
   symlinkSync(join(root, 'node_modules', name), join(host, 'node_modules', name))
 }
