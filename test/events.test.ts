@@ -147,6 +147,18 @@ t.test('signed out: the member id, never the session id or the token', async (t)
   common(t, seen[0], app, SECTION, [cookieValue(cookie), TEACHER.password])
 })
 
+t.test('signed out by a browser that was not signed in: the event names no member', async (t) => {
+  const seen = listen(t, eventChannels.signedOut)
+  const { app } = await build(t)
+  // A visitor's login form carries a token for its own CSRF cookie: a sign-out posted with it is valid.
+  const form = await openLoginForm(app)
+  const out = await app.inject({ method: 'POST', url: '/Security/logout', headers: { cookie: form.cookie }, payload: { _csrf: form.token } })
+  t.equal(out.statusCode, 303)
+  t.equal(seen.length, 1)
+  t.equal(seen[0].memberId, undefined)
+  common(t, seen[0], app, SECTION, [form.token])
+})
+
 t.test('access refused: the member, what was refused and the path without its query', async (t) => {
   const seen = listen(t, eventChannels.accessRefused)
   const { app } = await build(t)
