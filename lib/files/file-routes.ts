@@ -101,10 +101,10 @@ export async function fileRoutes (fastify: FastifyInstance, deps: FileRoutesDeps
   const { catalog, memberOf, pages, root } = deps
   let contentDisposition: ((name: string) => string) | undefined
   if (root !== undefined) {
-    const [fastifyStatic, disposition] = await Promise.all([
-      optionalPeer('@fastify/static', () => import('@fastify/static')),
-      optionalPeer('content-disposition', () => import('content-disposition'))
-    ])
+    // One after the other, content-disposition first: @fastify/static require()s it, and on Node 22 a
+    // require() of an ES module that a parallel import() is still loading fails ("not yet fully loaded").
+    const disposition = await optionalPeer('content-disposition', () => import('content-disposition'))
+    const fastifyStatic = await optionalPeer('@fastify/static', () => import('@fastify/static'))
     contentDisposition = disposition.create
     // serve: false: no routes of its own, only the reply decorators, in the section's context. A host
     // that registered @fastify/static itself already has them here; SEND_OPTIONS and the root passed on
