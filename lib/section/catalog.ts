@@ -30,12 +30,8 @@ function problemOf (err: unknown, where: string): Problem {
   return { field: where, why: `could not be read (${err instanceof Error ? err.message : String(err)})` }
 }
 
-/**
- * `value` when it is a non-empty string. The field's name (`where` + `field`) is joined only for the
- * error: a catalog of 100,000 resources checks 800,000 fields, and naming each one cost more than checking it.
- */
-function text (value: unknown, where: string, field = ''): string {
-  if (typeof value !== 'string' || value.trim() === '') invalid(where + field, 'must be a non-empty string')
+function text (value: unknown, where: string): string {
+  if (typeof value !== 'string' || value.trim() === '') invalid(where, 'must be a non-empty string')
   return value
 }
 
@@ -55,18 +51,10 @@ function isSafeLink (url: string): boolean {
   }
 }
 
-/** `values` when each is a non-empty string; the failing one is named `<where>[i]`. */
-function texts (values: readonly unknown[], where: string): string[] {
-  values.forEach((value, i) => {
-    if (typeof value !== 'string' || value.trim() === '') text(value, where, `[${i}]`)
-  })
-  return values as string[]
-}
-
 function link (value: unknown, where: string): string {
-  const url = text(value, where, '.url')
+  const url = text(value, where)
   if (isSafeLink(url)) return url
-  return invalid(`${where}.url`, `must be an http(s) URL or a path on this site, with no space, control character or "\\", got ${JSON.stringify(url)}`)
+  return invalid(where, `must be an http(s) URL or a path on this site, with no space, control character or "\\", got ${JSON.stringify(url)}`)
 }
 
 /**
@@ -86,9 +74,9 @@ function unsafeFilePath (file: string): string | undefined {
 }
 
 function filePath (value: unknown, where: string): string {
-  const file = text(value, where, '.file')
+  const file = text(value, where)
   const problem = unsafeFilePath(file)
-  return problem === undefined ? file : invalid(`${where}.file`, `${problem}, got ${JSON.stringify(file)}`)
+  return problem === undefined ? file : invalid(where, `${problem}, got ${JSON.stringify(file)}`)
 }
 
 /** Set: neither undefined nor null (a nullable column of a host's database gives null for "none"). */
@@ -130,28 +118,30 @@ class Interned {
   }
 }
 
-/** A resource checked and copied: its documented fields only, frozen. */
-function copyResource (value: unknown, where: string, interned = new Interned()): Resource {
+/** Host catalogs' records, checked one by one as they arrive, are copied as they are. */
+const UNSHARED: Pick<Interned, 'string' | 'list'> = { string: (value) => value, list: (values) => Object.freeze(values) }
+
+/** A resource checked and copied: its documented fields only, frozen; `interned` shares repeated values. */
+function copyResource (value: unknown, where: string, interned = UNSHARED): Resource {
   if (value === null || typeof value !== 'object') invalid(where, 'must be an object')
   const raw = value as Record<string, unknown>
   const yearLevels = raw.yearLevels
   if (!Array.isArray(yearLevels) || yearLevels.length === 0) invalid(`${where}.yearLevels`, 'must be a non-empty array')
-  const id = text(raw.id, where, '.id')
+  const id = text(raw.id, `${where}.id`)
   // In a link (`/files/<category>/<id>/<name>`) browsers would resolve these away, to another address.
   if (id === '.' || id === '..') invalid(`${where}.id`, `must not be ${JSON.stringify(id)}`)
-  const title = text(raw.title, where, '.title')
-  const summary = text(raw.summary, where, '.summary')
+  const title = text(raw.title, `${where}.title`)
+  const summary = text(raw.summary, `${where}.summary`)
   const file = isFile(raw, where)
-  const fields = {
+  return Object.freeze({
     id,
     title,
     summary,
-    ...(file ? { file: filePath(raw.file, where) } : { url: link(raw.url, where) }),
-    subject: interned.string(text(raw.subject, where, '.subject')),
-    yearLevels: interned.list(texts(yearLevels, `${where}.yearLevels`)),
-    format: interned.string(text(raw.format, where, '.format'))
-  }
-  return Object.freeze(fields) as Resource
+    ...(file ? { file: filePath(raw.file, `${where}.file`) } : { url: link(raw.url, `${where}.url`) }),
+    subject: interned.string(text(raw.subject, `${where}.subject`)),
+    yearLevels: interned.list(yearLevels.map((level, i) => text(level, `${where}.yearLevels[${i}]`))),
+    format: interned.string(text(raw.format, `${where}.format`))
+  }) as Resource
 }
 
 /** A category's audience: absent, or a non-empty list of group names (an empty one would lock everyone out). */
@@ -177,7 +167,7 @@ function copyCategory (value: unknown, where: string): Category {
  * A category's resources checked and copied. A bad one throws, unless `leaveOut` is given: then it is
  * left out and `leaveOut` is told what was wrong and which resource it was (its id, or its position).
  */
-function copyResources (value: unknown, where: string, leaveOut?: (problem: Problem, resource: string) => void, interned?: Interned): readonly Resource[] {
+function copyResources (value: unknown, where: string, leaveOut?: (problem: Problem, resource: string) => void, interned?: Pick<Interned, 'string' | 'list'>): readonly Resource[] {
   if (!Array.isArray(value)) invalid(`${where}.resources`, 'must be an array')
   const ids = new Set<string>()
   const resources: Resource[] = []
