@@ -1,8 +1,6 @@
 import type { FastifyBaseLogger, FastifyReply } from 'fastify'
-import { errorCodes } from '../errors.js'
+import { invalidOption } from '../option-checks.js'
 import { REDIRECT_CONFLICT_WARNING } from '../warnings.js'
-
-const { FST_SR_INVALID_OPTION } = errorCodes
 
 /**
  * How refused redirects are written to the log. The `UserWarning` is raised for every one whatever this
@@ -36,7 +34,7 @@ export function parseConflictLog (value: unknown, name = 'conflictLog'): Conflic
   const interval = value !== null && typeof value === 'object' ? (value as { summaryIntervalMs?: unknown }).summaryIntervalMs : undefined
   if (typeof interval !== 'number' || !Number.isSafeInteger(interval) || interval < 1 || interval > MAX_INTERVAL_MS ||
     Object.keys(value as object).length !== 1) {
-    throw new FST_SR_INVALID_OPTION(name, `must be 'each', false, or { summaryIntervalMs: <milliseconds, 1 to ${MAX_INTERVAL_MS}> }`)
+    invalidOption(name, `must be 'each', false, or { summaryIntervalMs: <milliseconds, 1 to ${MAX_INTERVAL_MS}> }`)
   }
   return { summaryIntervalMs: interval }
 }
