@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastify'
 import type { AnonymousRedirect, Member } from '../types.js'
 import { errorCodes } from '../errors.js'
-import { answerAnonymous, targetTooLong } from '../redirect/login-redirect.js'
+import { answerAnonymous, targetTooLong } from './anonymous-answer.js'
 import type { MemberLookup } from '../session/member.js'
 import { sendJsonError, wantsJson } from '../pages/negotiation.js'
 import type { PageRenderer } from '../pages/page-renderer.js'

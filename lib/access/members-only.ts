@@ -5,7 +5,7 @@ import { invalidOption } from '../option-checks.js'
 import { kMembersOnlyGuarded } from '../symbols.js'
 import { SECTION_ENCAPSULATED_WARNING, warnHostMistakeOnce } from '../warnings.js'
 import { isGroupList } from '../session/member.js'
-import { shortCircuitMark } from '../session/anonymous-short-circuit.js'
+import { shortCircuitMark } from './anonymous-short-circuit.js'
 import type { ApplySecurityHeaders } from '../pages/security-headers.js'
 import { fixedAccessGuard, grantedAccess, isGranted, type AccessGuardDeps, type Protected } from './access-guard.js'
 

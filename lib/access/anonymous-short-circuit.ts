@@ -4,8 +4,8 @@ import type { AnonymousRedirect } from '../types.js'
 import { errorCodes } from '../errors.js'
 import { invalidOption } from '../option-checks.js'
 import { kAnonymousRedirect } from '../symbols.js'
-import { answerAnonymous, targetTooLong } from '../redirect/login-redirect.js'
-import { FASTIFY_SESSION, SECURE_SESSION } from './session-adapter.js'
+import { answerAnonymous, targetTooLong } from './anonymous-answer.js'
+import { FASTIFY_SESSION, SECURE_SESSION } from '../session/session-adapter.js'
 
 const { FST_SR_NO_SECTION, FST_SR_PLUGIN_ORDER } = errorCodes
 
