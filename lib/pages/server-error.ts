@@ -1,7 +1,7 @@
 import escapeHtml from 'escape-html'
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import { errorCodes } from '../errors.js'
-import { isStoreUnavailable } from '../stores/store-unavailable.js'
+import { isStoreUnavailable } from '../errors.js'
 import { isJsonClient } from './negotiation.js'
 import { applyOwnHeaders, type ApplySecurityHeaders } from './security-headers.js'
 import { storeErrorHandler } from './unavailable.js'

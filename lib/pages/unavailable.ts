@@ -2,11 +2,14 @@ import type { OutgoingHttpHeaders } from 'node:http'
 import type { FastifyBaseLogger, FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import type { OutageSignOut } from '../types.js'
 import { kOutageSignOut } from '../symbols.js'
-import { isStoreUnavailable, STORE_RETRY_AFTER_SECONDS } from '../stores/store-unavailable.js'
+import { isStoreUnavailable } from '../errors.js'
 import { csrfTokenValid } from '../session/csrf.js'
 import { wantsJson } from './negotiation.js'
 import { eventBase, storeUnavailable } from '../events.js'
 import { IntervalLog } from '../interval-log.js'
+
+/** Seconds a client is told to wait before trying again while a store is unavailable. */
+export const STORE_RETRY_AFTER_SECONDS = 5
 
 const MESSAGE = 'This part of the site is briefly unavailable. Please try again in a moment.'
 const SIGNED_OUT_TITLE = 'Signed out on this browser'
