@@ -12,7 +12,7 @@ import { fixedAccessGuard, grantedAccess, isGranted, type AccessGuardDeps, type 
 const { FST_SR_UNGUARDED_ROUTE } = errorCodes
 
 /** What the 403 page names when the route gives no title. */
-export const DEFAULT_TITLE = 'this page'
+const DEFAULT_TITLE = 'this page'
 const SETTINGS = new Set(['groups', 'title'])
 
 export interface MembersOnlyDeps extends Pick<AccessGuardDeps, 'memberOf' | 'pages' | 'answerError'> {
@@ -29,7 +29,7 @@ export interface MembersOnlyDeps extends Pick<AccessGuardDeps, 'memberOf' | 'pag
  * not `true`, `false` or `{ groups?, title? }` with the right shapes is refused, so that a typo cannot
  * leave a route open (`{ group: ['staff'] }`) or closed to everyone (`groups: []`).
  */
-export function membersOnlyTarget (value: unknown, where: string): Protected | undefined {
+function membersOnlyTarget (value: unknown, where: string): Protected | undefined {
   if (value === undefined || value === false) return undefined
   if (value === true) return { title: DEFAULT_TITLE }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) invalidOption('membersOnly', `must be true, false or { groups?, title? }, ${where}`)

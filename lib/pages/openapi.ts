@@ -7,7 +7,7 @@ import { invalidOption } from '../option-checks.js'
  */
 export type OpenApi = false | { tag: string }
 
-export const DEFAULT_TAG = 'Resources'
+const DEFAULT_TAG = 'Resources'
 
 export function resolveOpenApi (value: unknown): OpenApi {
   if (value === undefined || value === false) return false

@@ -215,7 +215,7 @@ export interface ResolvedStylesheet {
   origin?: string
 }
 
-export const STYLESHEET_FILE = 'assets/resources.css'
+const STYLESHEET_FILE = 'assets/resources.css'
 
 const STYLESHEET_HASH = createHash('sha256').update(defaultStylesheet).digest('base64url').slice(0, 16)
 const ETAG = `"${STYLESHEET_HASH}"`

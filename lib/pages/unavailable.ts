@@ -55,7 +55,7 @@ function logOutage (request: FastifyRequest, error: FastifyError | Error): void 
  * Fastify's fallback handler with the internal message. onResponse hooks still run, and the headers
  * already set on the reply (security headers) are kept. The connection is closed after the answer.
  */
-export function sendStoreUnavailable (error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply, expireCookie?: string): FastifyReply {
+function sendStoreUnavailable (error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply, expireCookie?: string): FastifyReply {
   logOutage(request, error)
   const json = wantsJson(request)
   const signedOut = expireCookie !== undefined

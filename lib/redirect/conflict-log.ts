@@ -23,7 +23,7 @@ export interface ConflictLog {
 }
 
 /** The default: a summary a minute. */
-export const DEFAULT_CONFLICT_LOG: ConflictLogOption = Object.freeze({ summaryIntervalMs: 60_000 })
+const DEFAULT_CONFLICT_LOG: ConflictLogOption = Object.freeze({ summaryIntervalMs: 60_000 })
 
 // setTimeout's ceiling: a longer delay fires at once.
 const MAX_INTERVAL_MS = 2 ** 31 - 1
