@@ -66,6 +66,9 @@ t.test('the checker finds what it is for', async (t) => {
   t.notOk(allowed('parity/x', 'errors'), 'the parity checker imports nothing of the plugin')
   t.notOk(allowed('index', 'parity/cli'), 'nor does the plugin import it')
   t.ok(allowed('parity/cli', 'parity/run'))
+  t.ok(allowed('stores/redis/client', 'option-checks'), 'every floor refuses an option through the leaf')
+  t.ok(allowed('stores/redis/client', 'errors'), 'the Redis stores ask errors.ts whether an error is an outage')
+  t.notOk(allowed('session/x', 'access/y'), 'the members-only answer is access/\'s: the floors below do not reach it')
 })
 
 t.test('the scanner sees every kind of import', async (t) => {
