@@ -87,7 +87,7 @@ export interface SectionDeps extends MembersOnlyDeps {
 }
 
 /** The index's categories for `member` (undefined: not signed in), marked or left out as the option says. */
-export function indexCategories (categories: readonly Category[], member: Member | undefined, mode: OutsideAudience) {
+function indexCategories (categories: readonly Category[], member: Member | undefined, mode: OutsideAudience) {
   const listed = categories.map((c) => ({ ...c, locked: member !== undefined && !canSee(member, c.audience) }))
   // Hidden: a restricted category is listed to members of its audience only, so nobody else learns it exists.
   return mode === 'mark' ? listed : listed.filter((c) => c.audience === undefined || (member !== undefined && !c.locked))
