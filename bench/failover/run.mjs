@@ -14,7 +14,7 @@
 // SENTINEL_PORT.. (default 26400).
 import { execFile, spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { appendFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
@@ -33,6 +33,9 @@ const PREFIX = 'schools-resources:'
 const MAX_ATTEMPTS = 10
 const FAILED_BEFORE = 4
 const dir = mkdtempSync(join(tmpdir(), 'schools-resources-failover-'))
+// The example servers' warn and error lines, whole, for a look at why a request failed.
+const serverLog = join(tmpdir(), `schools-resources-failover-${TOPOLOGY}.log`)
+writeFileSync(serverLog, '')
 const children = new Map()
 const t0 = Date.now()
 const log = (message) => console.error(`[${((Date.now() - t0) / 1000).toFixed(1)} s] ${message}`)
@@ -217,7 +220,9 @@ function exampleServer (env) {
       out += d
       for (const line of String(d).split('\n')) {
         const msg = /"msg":"([^"]*)"/.exec(line)?.[1]
-        if (msg !== undefined && !msg.startsWith('audit') && /"level":(40|50)/.test(line)) log(`example ${child.pid}: ${msg.slice(0, 200)}`)
+        if (msg === undefined || msg.startsWith('audit') || !/"level":(40|50)/.test(line)) continue
+        log(`example ${child.pid}: ${msg.slice(0, 200)}`)
+        appendFileSync(serverLog, `[${((Date.now() - t0) / 1000).toFixed(1)} s] ${line}\n`)
       }
       const match = /Resources section: http:\/\/127\.0\.0\.1:(\d+)/.exec(out)
       if (match !== null) resolve(Number(match[1]))
@@ -327,4 +332,5 @@ try {
 } finally {
   for (const child of children.values()) child.kill('SIGKILL')
   rmSync(dir, { recursive: true, force: true })
+  console.error(`the example servers' warn and error lines: ${serverLog}`)
 }

@@ -45,14 +45,26 @@ function waitOption (options: RedisSessionStoreOptions): WaitSettings | undefine
   return settings as WaitSettings
 }
 
-/** What `INFO replication` says of a primary: its replication id (new at each promotion) and its replicas online. */
-export function replicationOf (info: unknown): { replid: string, online: number } {
+/**
+ * What `INFO replication` says of a node: its role, its replication id (new at each promotion) and its
+ * replicas online.
+ */
+export function replicationOf (info: unknown): { role: string, replid: string, online: number } {
   const text = String(info)
-  return { replid: /^master_replid:(\S+)/m.exec(text)?.[1] ?? '', online: (text.match(/^slave\d+:.*state=online/gm) ?? []).length }
+  return {
+    role: /^role:(\S+)/m.exec(text)?.[1] ?? '',
+    replid: /^master_replid:(\S+)/m.exec(text)?.[1] ?? '',
+    online: (text.match(/^slave\d+:.*state=online/gm) ?? []).length
+  }
 }
 
-// The primaries (by replication id) a store has written to: the most replicas seen online, and since when
-// fewer than that are. Bounded: a primary is forgotten after this many newer ones.
+/**
+ * A primary (by replication id) a store has written to: the most replicas seen online, since when fewer
+ * than that are, and the replicas its writes wait for when fewer than asked (logged when it changes).
+ */
+interface Primary { most: number, fewerSince: number, degradedTo: number | undefined }
+
+// Primaries are forgotten after this many newer ones (a Cluster has one per master).
 const REMEMBERED_PRIMARIES = 32
 
 /**
@@ -68,9 +80,7 @@ export class RedisSessionStore implements SessionStore {
   readonly #ttlMs: number
   readonly #wait: WaitSettings | undefined
   readonly #log: (message: string) => void
-  readonly #primaries = new Map<string, { most: number, fewerSince: number }>()
-  /** The replicas the latest write waited for, when fewer than asked; logged when it changes. */
-  #degradedTo: number | undefined
+  readonly #primaries = new Map<string, Primary>()
 
   constructor (client: RedisCommandClient, options: RedisSessionStoreOptions = {}) {
     this.#redis = new RedisCommands(client, 'RedisSessionStore', options)
@@ -94,16 +104,16 @@ export class RedisSessionStore implements SessionStore {
   }
 
   /**
-   * A write, then (with `waitForReplicas`) the replicas' confirmation of it, on the same connection (the
-   * same node: a Cluster routes all three by the key).
+   * A write, then (with `waitForReplicas`) what its primary has and the replicas' confirmation of it, on
+   * the same connection (a Cluster: the key's master's).
    */
   async #write (key: string, args: string[], always = false): Promise<void> {
     await this.#redis.send(key, args, always)
     if (this.#wait === undefined) return
     const { timeoutMs } = this.#wait
-    const replicas = this.#replicasFor(replicationOf(await this.#redis.send(key, ['INFO', 'replication'], always)))
+    const replicas = this.#replicasFor(replicationOf(await this.#redis.send(key, ['INFO', 'replication'], always, 0, true)))
     if (replicas === 0) return
-    const confirmed = Number(await this.#redis.send(key, ['WAIT', String(replicas), String(timeoutMs)], always, timeoutMs))
+    const confirmed = Number(await this.#redis.send(key, ['WAIT', String(replicas), String(timeoutMs)], always, timeoutMs, true))
     if (confirmed < replicas) {
       throw new FST_SR_STORE_UNAVAILABLE(`${confirmed} of ${replicas} replicas confirmed the session write within ${timeoutMs} ms (waitForReplicas)`)
     }
@@ -114,11 +124,13 @@ export class RedisSessionStore implements SessionStore {
    * than this primary had is refused (503) for `lostReplicasMs` first: an old primary that a failover is
    * replacing has lost its replica too, and a write it took now would be lost when it rejoins as a replica.
    */
-  #replicasFor ({ replid, online }: { replid: string, online: number }): number {
+  #replicasFor ({ role, replid, online }: { role: string, replid: string, online: number }): number {
     const { replicas, lostReplicasMs } = this.#wait!
+    // A master demoted between the write and now (a Cluster's old master): the write may be lost.
+    if (role !== 'master') throw new FST_SR_STORE_UNAVAILABLE(`the node that took the session write is a ${role || 'node of unknown role'} now, not a primary (a failover); not confirmed (waitForReplicas)`)
     let primary = this.#primaries.get(replid)
     if (primary === undefined) {
-      primary = { most: 0, fewerSince: 0 }
+      primary = { most: 0, fewerSince: 0, degradedTo: undefined }
       this.#primaries.set(replid, primary)
       if (this.#primaries.size > REMEMBERED_PRIMARIES) this.#primaries.delete(this.#primaries.keys().next().value!)
     }
@@ -133,16 +145,16 @@ export class RedisSessionStore implements SessionStore {
         throw new FST_SR_STORE_UNAVAILABLE(`the primary has ${online} of its ${primary.most} replicas online; writes wait ${lostReplicasMs} ms (waitForReplicas.lostReplicasMs) in case a failover is replacing it (${waited} ms so far)`)
       }
     }
-    this.#degraded(wanted)
+    this.#degraded(primary, wanted)
     return wanted
   }
 
-  /** Logs once when writes wait for fewer replicas than asked, and once when they wait for all again. */
-  #degraded (wanted: number): void {
+  /** Logs once when a primary's writes wait for fewer replicas than asked, and once when they wait for all again. */
+  #degraded (primary: Primary, wanted: number): void {
     const { replicas } = this.#wait!
     const now = wanted < replicas ? wanted : undefined
-    if (now === this.#degradedTo) return
-    this.#degradedTo = now
+    if (now === primary.degradedTo) return
+    primary.degradedTo = now
     this.#log(now === undefined
       ? `session writes wait for ${replicas} replica(s) again (waitForReplicas)`
       : `session writes wait for ${now} replica(s), not ${replicas}: the primary has only ${now} online. ` +

@@ -34,11 +34,27 @@ t.test('node-redis clients are recognised; ioredis and plain objects are refused
   t.match(calls.pop(), ['a:k', false, ['EVAL', String, '1', 'a:k']], 'a script is routed by its one key')
   await new RedisAttemptStore(cluster, { prefix: 'a:' }).hold('k', 10)
   t.same(calls.pop(), ['a:k', false, ['PEXPIRE', 'a:k', '10']])
+
+  // INFO and WAIT (waitForReplicas) go to the key's master's own connection: node-redis 6 would send a
+  // raw WAIT to every master and INFO to any node.
+  const onNode: unknown[][] = []
+  const node = { sendCommand: async (args: string[]) => { onNode.push(args); return args[0] === 'INFO' ? 'role:master\r\nmaster_replid:n1\r\nslave0:ip=x,port=1,state=online\r\n' : 1 } }
+  const keyed: unknown[] = []
+  const pinned = Object.assign(createCluster({ rootNodes: [{ url: 'redis://127.0.0.1:1' }] }), { sendCommand: record, getNodeClientForKey: async (key: string, isReadonly: boolean) => { keyed.push([key, isReadonly]); return node } })
+  t.equal(await settle((done) => new RedisSessionStore(pinned, { prefix: 's:', waitForReplicas: { replicas: 1 } }).destroy('id', done)), undefined)
+  t.same(calls.pop(), ['s:id', false, ['DEL', 's:id']], 'the write: routed by its key')
+  t.same(onNode, [['INFO', 'replication'], ['WAIT', '1', '500']], 'INFO and WAIT: on the node that holds the key')
+  t.same(keyed, [['s:id', false], ['s:id', false]], 'its master')
+  // A client without getNodeClientForKey (node-redis 5): by the key, as every other command.
+  const older = Object.assign(createCluster({ rootNodes: [{ url: 'redis://127.0.0.1:1' }] }), { sendCommand: record, getNodeClientForKey: undefined })
+  await settle((done) => new RedisSessionStore(older, { prefix: 's:', waitForReplicas: { replicas: 1 } }).destroy('id', done))
+  t.same(calls.slice(-2), [['s:id', false, ['DEL', 's:id']], ['s:id', false, ['INFO', 'replication']]])
 })
 
 t.test('outages are 503, mistakes 500', async (t) => {
   const outages = ['READONLY You can\'t write against a read only replica.', 'LOADING Redis is loading the dataset in memory',
-    'CLUSTERDOWN The cluster is down', 'TRYAGAIN Multiple keys request during rehashing of slot', 'MASTERDOWN Link with MASTER is down']
+    'CLUSTERDOWN The cluster is down', 'TRYAGAIN Multiple keys request during rehashing of slot', 'MASTERDOWN Link with MASTER is down',
+    'UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)', 'ERR WAIT cannot be used with replica instances. Please also note …']
   for (const message of outages) t.ok(isOutage(new ErrorReply(message)), message)
   t.ok(isOutage(new Error('None of the sentinels are available')), 'a client\'s own error: an outage')
   t.ok(isOutage('a string'))
@@ -203,5 +219,12 @@ t.test('waitForReplicas waits for the replicas the primary has online, after a g
   t.equal(await write(), undefined, 'a primary forgotten is as one never seen')
   fake.replid = 'p39'
   t.match(await write(), { code: 'FST_SR_STORE_UNAVAILABLE' }, 'a primary remembered that lost its replicas waits')
-  t.same(replicationOf('# Replication\r\nrole:master\r\nconnected_slaves:0\r\n'), { replid: '', online: 0 }, 'an INFO without a replication id: one primary with no id')
+  t.same(replicationOf('# Replication\r\nrole:master\r\nconnected_slaves:0\r\n'), { role: 'master', replid: '', online: 0 }, 'an INFO without a replication id: one primary with no id')
+  t.same(replicationOf(''), { role: '', replid: '', online: 0 })
+
+  // The node that took the write is a replica by now (a Cluster's master demoted): not confirmed.
+  fake.role = 'slave'
+  t.match(await write(), { code: 'FST_SR_STORE_UNAVAILABLE', message: /the node that took the session write is a slave now, not a primary \(a failover\)/ })
+  fake.role = ''
+  t.match(await write(), { code: 'FST_SR_STORE_UNAVAILABLE', message: /is a node of unknown role now/ })
 })
