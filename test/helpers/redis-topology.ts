@@ -127,12 +127,18 @@ export class SentinelSet {
     return /role:master/.test(info) && (info.match(/state=online/g) ?? []).length === this.servers.length - 1
   }
 
-  /** SENTINEL FAILOVER, resolved once the other server is primary and the old one its replica in sync. */
-  async failover (): Promise<number> {
+  /**
+   * SENTINEL FAILOVER, resolved once the other server is primary and the old one its replica in sync; or,
+   * with `settle` false, once the sentinels name the other server (the old primary rejoins ~15 s later).
+   */
+  async failover (settle = true): Promise<number> {
     const before = await this.primary()
     const answer = await cli(this.sentinels[0], 'SENTINEL', 'FAILOVER', SENTINEL_NAME)
     if (answer !== 'OK') throw new Error(`SENTINEL FAILOVER: ${answer}`)
-    return this.#promoted(before)
+    if (settle) return this.#promoted(before)
+    let after = before
+    await until('the sentinels to name the new primary', async () => (after = await this.primary()) !== before)
+    return after
   }
 
   /** Kills the primary; resolves once the sentinels have promoted the replica. */
