@@ -145,6 +145,7 @@ export type { AttemptStore, AttemptCount } from './stores/attempt-store.js'
 export type { LockoutOptions, LoginRateLimitOptions } from './sign-in/limits.js'
 export type { PasswordChecksOptions } from './sign-in/password-checks.js'
 export type { RedirectOnceOptions } from './redirect/redirect-once.js'
+export type { RedirectStatusCode } from './types.js'
 export type { ConflictLogOption } from './redirect/conflict-log.js'
 export type { AnonymousShortCircuitOptions } from './session/anonymous-short-circuit.js'
 export type {

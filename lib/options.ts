@@ -19,13 +19,35 @@ import { passwordCheckDefaults, perAddressDefault, WAITING_PER_CHECK, type Passw
 
 const { FST_SR_INVALID_OPTION } = errorCodes
 
-export interface FastifySchoolsResourcesOptions {
+/**
+ * The plugin's options. A union on purpose: with sign-in on (the default) `authenticate` is required and
+ * `logoutUrl` is refused, so those start-up errors are type errors too (docs/migration.md).
+ */
+export type FastifySchoolsResourcesOptions = SectionSignInOptions | HostSignInOptions
+
+/** The section serves sign-in (`signIn` left out or `true`): it needs `authenticate`. */
+export interface SectionSignInOptions extends SectionOptions {
+  /** Serve the login and logout routes (default true). Hosts with their own sign-in set false. */
+  signIn?: true
+  /** Checks a sign-in; resolves to the member, or to null/undefined when the credentials are wrong. */
+  authenticate: (credentials: Credentials, request: FastifyRequest) => Promise<Member | null | undefined>
+  /** Only with `signIn: false`: the section's own sign-out is `logoutPath`. */
+  logoutUrl?: never
+}
+
+/** The host signs members in itself (`signIn: false`): `getMember`, or the member it puts in the session. */
+export interface HostSignInOptions extends SectionOptions {
+  signIn: false
+  /** Not used without the section's sign-in; allowed so that one options object can switch `signIn`. */
+  authenticate?: (credentials: Credentials, request: FastifyRequest) => Promise<Member | null | undefined>
+  /** The host's sign-out page, linked for signed-in members (docs/sign-in.md#hosts-with-their-own-sign-in). */
+  logoutUrl?: string
+}
+
+/** The options both kinds of section take. */
+export interface SectionOptions {
   /** Where the categories and their resources come from (required). */
   catalog: Catalog
-  /** Checks a sign-in; resolves to the member, or to null/undefined when the credentials are wrong. */
-  authenticate?: (credentials: Credentials, request: FastifyRequest) => Promise<Member | null | undefined>
-  /** Serve the login and logout routes (default true). Hosts with their own sign-in set false. */
-  signIn?: boolean
   /** Path of the section (default `/schools/resources`). */
   prefix?: string
   /** The site's origin, e.g. `https://www.example.org`, used in absolute Locations (default: the request's). */
@@ -34,8 +56,6 @@ export interface FastifySchoolsResourcesOptions {
   loginPath?: string
   /** Path of the logout action (default `/Security/logout`). */
   logoutPath?: string
-  /** With `signIn: false`: the host's sign-out page, linked for signed-in members (docs/sign-in.md#hosts-with-their-own-sign-in). */
-  logoutUrl?: string
   /** The return address's query and form field (default `BackURL`, the spec's); another name leaves the legacy contract. */
   returnParam?: string
   /** Session key that holds the signed-in member (default `member`). */
