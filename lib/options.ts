@@ -336,6 +336,9 @@ export function resolveOptions (raw: object): ResolvedOptions {
     typeof catalog.listCategories !== 'function' || typeof catalog.getCategory !== 'function') {
     fail('catalog', 'is required: an object with listCategories() and getCategory(slug), such as new InMemoryCatalog(data)')
   }
+  for (const read of ['listCategoriesPage', 'getCategoryPage'] as const) {
+    if (catalog[read] !== undefined && typeof catalog[read] !== 'function') fail(`catalog.${read}`, 'must be a function (a paged read: docs/pages-and-views.md#paged-reads), or left out')
+  }
 
   const signIn = opts.signIn ?? true
   if (typeof signIn !== 'boolean') fail('signIn', 'must be true or false')
