@@ -319,8 +319,10 @@ function choiceList (value: unknown, where: string): string[] {
  */
 function shortOf (given: number, total: number, { offset, limit }: { offset: number, limit: number }, where: string, what: string): number | undefined {
   if (given > limit) invalid(`${where}.${what}`, `holds ${given} ${what}, over the limit of ${limit} asked for`)
-  if (offset + given > total) invalid(`${where}.total`, `is ${total}, fewer than the offset asked for (${offset}) and the ${given} ${what} given: it must count the whole list, not the page`)
-  const expected = Math.min(limit, total - offset)
+  // Past the end (a start off the end: the section then asks for the last page) the page is empty.
+  const left = Math.max(0, total - offset)
+  if (given > left) invalid(`${where}.total`, `is ${total}, fewer than the offset asked for (${offset}) and the ${given} ${what} given: it must count the whole list, not the page`)
+  const expected = Math.min(limit, left)
   return given < expected ? expected : undefined
 }
 
