@@ -95,7 +95,7 @@ export async function buildApp (config: ExampleConfig): Promise<FastifyInstance>
   await app.register(anonymousShortCircuit)
   const store = redis === undefined ? config.sessionStore : new RedisSessionStore(redis.client, { prefix: `${prefix}sess:`, timeoutMs, ...waitFor(redis.waitForReplicas) })
   await registerSessionPlugin(app, config.sessionPlugin ?? 'session', { secret: config.sessionSecret, store, https, maxAge })
-  await app.register(schoolsResources, {
+  const section: FastifySchoolsResourcesOptions = {
     catalog: new InMemoryCatalog(demoCatalog),
     // Three resources are files of the site's own (two PDFs and an image), served to members who may see their category.
     files: config.filesDir === undefined ? demoFiles : { root: config.filesDir },
@@ -117,9 +117,11 @@ export async function buildApp (config: ExampleConfig): Promise<FastifyInstance>
       // Signs the device cookies of browsers that signed in before; derived from the session secret, so
       // every instance has the same key.
       deviceSecret: createHash('sha256').update(`device-cookie:${config.sessionSecret}`).digest('base64url')
-    },
-    ...config.sectionOptions
-  })
+    }
+  }
+  // The tests' overrides may turn signIn off, which the options' type (a union on signIn) cannot follow
+  // through a spread of a Partial: the options above are checked whole, the merge is asserted.
+  await app.register(schoolsResources, { ...section, ...config.sectionOptions } as FastifySchoolsResourcesOptions)
 
   // /healthz and /readyz for a load balancer (docs/example-server.md#health-and-readiness).
   // The example's clients are node-redis ones (examples/redis.ts), which have what each kind needs for ROLE.

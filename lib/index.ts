@@ -123,7 +123,7 @@ export default fastifySchoolsResources
 
 // The public API: what a host needs to register, configure and extend the section (docs in README.md).
 export { redirectOnce }
-export { anonymousShortCircuit } from './session/anonymous-short-circuit.js'
+export { anonymousShortCircuit } from './access/anonymous-short-circuit.js'
 export { InMemoryCatalog } from './section/catalog.js'
 export { defaultViews } from './pages/views.js'
 export { html, unsafeRaw, SafeHtml } from './pages/html.js'
@@ -145,8 +145,9 @@ export type { AttemptStore, AttemptCount } from './stores/attempt-store.js'
 export type { LockoutOptions, LoginRateLimitOptions } from './sign-in/limits.js'
 export type { PasswordChecksOptions } from './sign-in/password-checks.js'
 export type { RedirectOnceOptions } from './redirect/redirect-once.js'
+export type { RedirectStatusCode } from './types.js'
 export type { ConflictLogOption } from './redirect/conflict-log.js'
-export type { AnonymousShortCircuitOptions } from './session/anonymous-short-circuit.js'
+export type { AnonymousShortCircuitOptions } from './access/anonymous-short-circuit.js'
 export type {
   SectionEvent, SignInFailureReason, SignInSucceededEvent, SignInFailedEvent, LockedOutEvent, SignedOutEvent, AccessRefusedEvent,
   FileDownloadedEvent, StoreUnavailableEvent, RedirectRefusedEvent

@@ -3,9 +3,9 @@ import { resolve } from 'node:path'
 import type { FastifyRequest } from 'fastify'
 import type { HelmetOptions } from 'helmet'
 import type { Catalog, Credentials, Member } from './types.js'
-import { errorCodes } from './errors.js'
+import { invalidOption, optionalFunction, optionalObject, positiveInteger } from './option-checks.js'
 import { parseBaseUrl } from './redirect/site-origin.js'
-import { sessionCookieName } from './session/anonymous-short-circuit.js'
+import { sessionCookieName } from './access/anonymous-short-circuit.js'
 import { parseConflictLog, type ConflictLogOption } from './redirect/conflict-log.js'
 import { resolveStylesheet, type ResolvedStylesheet } from './pages/stylesheet.js'
 import { resolveOpenApi, type OpenApi } from './pages/openapi.js'
@@ -17,15 +17,35 @@ import { namedFile } from './section/catalog.js'
 import type { LockoutOptions, LockoutSettings, LoginRateLimitOptions, LoginRateLimitSettings } from './sign-in/limits.js'
 import { passwordCheckDefaults, perAddressDefault, WAITING_PER_CHECK, type PasswordCheckSettings, type PasswordChecksOptions } from './sign-in/password-checks.js'
 
-const { FST_SR_INVALID_OPTION } = errorCodes
+/**
+ * The plugin's options. A union on purpose: with sign-in on (the default) `authenticate` is required and
+ * `logoutUrl` is refused, so those start-up errors are type errors too (docs/migration.md).
+ */
+export type FastifySchoolsResourcesOptions = SectionSignInOptions | HostSignInOptions
 
-export interface FastifySchoolsResourcesOptions {
+/** The section serves sign-in (`signIn` left out or `true`): it needs `authenticate`. */
+export interface SectionSignInOptions extends SectionOptions {
+  /** Serve the login and logout routes (default true). Hosts with their own sign-in set false. */
+  signIn?: true
+  /** Checks a sign-in; resolves to the member, or to null/undefined when the credentials are wrong. */
+  authenticate: (credentials: Credentials, request: FastifyRequest) => Promise<Member | null | undefined>
+  /** Only with `signIn: false`: the section's own sign-out is `logoutPath`. */
+  logoutUrl?: never
+}
+
+/** The host signs members in itself (`signIn: false`): `getMember`, or the member it puts in the session. */
+export interface HostSignInOptions extends SectionOptions {
+  signIn: false
+  /** Not used without the section's sign-in; allowed so that one options object can switch `signIn`. */
+  authenticate?: (credentials: Credentials, request: FastifyRequest) => Promise<Member | null | undefined>
+  /** The host's sign-out page, linked for signed-in members (docs/sign-in.md#hosts-with-their-own-sign-in). */
+  logoutUrl?: string
+}
+
+/** The options both kinds of section take. */
+export interface SectionOptions {
   /** Where the categories and their resources come from (required). */
   catalog: Catalog
-  /** Checks a sign-in; resolves to the member, or to null/undefined when the credentials are wrong. */
-  authenticate?: (credentials: Credentials, request: FastifyRequest) => Promise<Member | null | undefined>
-  /** Serve the login and logout routes (default true). Hosts with their own sign-in set false. */
-  signIn?: boolean
   /** Path of the section (default `/schools/resources`). */
   prefix?: string
   /** The site's origin, e.g. `https://www.example.org`, used in absolute Locations (default: the request's). */
@@ -34,8 +54,6 @@ export interface FastifySchoolsResourcesOptions {
   loginPath?: string
   /** Path of the logout action (default `/Security/logout`). */
   logoutPath?: string
-  /** With `signIn: false`: the host's sign-out page, linked for signed-in members (docs/sign-in.md#hosts-with-their-own-sign-in). */
-  logoutUrl?: string
   /** The return address's query and form field (default `BackURL`, the spec's); another name leaves the legacy contract. */
   returnParam?: string
   /** Session key that holds the signed-in member (default `member`). */
@@ -163,17 +181,13 @@ const KNOWN_KEYS = new Set<string>([
 ])
 const VIEW_KEYS = new Set(['layout', 'index', 'category', 'login', 'notFound', 'forbidden'])
 
-function fail (name: string, why: string): never {
-  throw new FST_SR_INVALID_OPTION(name, why)
-}
-
 const PATH_RULE = 'a leading slash, no trailing slash, no query'
 
 function path (opts: Record<string, unknown>, name: string, fallback: string, why = `must be a path such as "/schools/resources": ${PATH_RULE}`): string {
   const value = opts[name] ?? fallback
   if (typeof value !== 'string' || !/^\/[A-Za-z0-9\-._~/]*$/.test(value) || value.includes('//') ||
     (value.length > 1 && value.endsWith('/'))) {
-    fail(name, why)
+    invalidOption(name, why)
   }
   return value
 }
@@ -193,35 +207,15 @@ const FORM_FIELDS = new Set(['_csrf', 'email', 'password'])
 function returnParam (value: unknown): string {
   if (value === undefined) return 'BackURL'
   if (typeof value !== 'string' || !/^[A-Za-z0-9\-._~]{1,64}$/.test(value) || FORM_FIELDS.has(value)) {
-    fail('returnParam', `must be a query name of letters, digits and - . _ ~ (such as "returnTo" or "next"), not one of the login form's fields (${[...FORM_FIELDS].join(', ')})`)
+    invalidOption('returnParam', `must be a query name of letters, digits and - . _ ~ (such as "returnTo" or "next"), not one of the login form's fields (${[...FORM_FIELDS].join(', ')})`)
   }
   return value
 }
 
 function optionalName (opts: Record<string, unknown>, name: string): string | undefined {
   const value = opts[name]
-  if (value !== undefined && (typeof value !== 'string' || !/^[A-Za-z_$][\w$]*$/.test(value))) fail(name, 'must be the name of a request property, such as "session"')
+  if (value !== undefined && (typeof value !== 'string' || !/^[A-Za-z_$][\w$]*$/.test(value))) invalidOption(name, 'must be the name of a request property, such as "session"')
   return value as string | undefined
-}
-
-function optionalFunction<T> (opts: Record<string, unknown>, name: string): T | undefined {
-  const value = opts[name]
-  if (value !== undefined && typeof value !== 'function') fail(name, 'must be a function')
-  return value as T | undefined
-}
-
-/** Fastify always hands a plugin an options object (`{}` when none was given). */
-function positiveInteger (value: unknown, name: string, fallback: number): number {
-  if (value === undefined) return fallback
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) fail(name, 'must be a positive whole number')
-  return value
-}
-
-function optionalObject (opts: Record<string, unknown>, name: string): Record<string, unknown> | false {
-  const value = opts[name] ?? {}
-  if (value === false) return false
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) fail(name, 'must be an object, or false to turn it off')
-  return value as Record<string, unknown>
 }
 
 const MINUTES_15 = 15 * 60 * 1000
@@ -230,7 +224,7 @@ const STORE_METHODS = ['increment', 'hold', 'get', 'reset'] as const
 
 function attemptStore (value: unknown, name: string): AttemptStore {
   if (value === null || typeof value !== 'object' || STORE_METHODS.some((m) => typeof (value as Record<string, unknown>)[m] !== 'function')) {
-    fail(name, `must implement ${STORE_METHODS.join(', ')} (an AttemptStore, such as new RedisAttemptStore(client))`)
+    invalidOption(name, `must implement ${STORE_METHODS.join(', ')} (an AttemptStore, such as new RedisAttemptStore(client))`)
   }
   return value as AttemptStore
 }
@@ -240,7 +234,7 @@ function resolveLockout (opts: Record<string, unknown>): LockoutSettings | false
   if (lockout === false) return false
   const deviceSecret = lockout.deviceSecret
   if (deviceSecret !== undefined && (typeof deviceSecret !== 'string' || deviceSecret.length < 32)) {
-    fail('lockout.deviceSecret', 'must be a string of 32 characters or more, the same on every instance')
+    invalidOption('lockout.deviceSecret', 'must be a string of 32 characters or more, the same on every instance')
   }
   return {
     maxAttempts: positiveInteger(lockout.maxAttempts, 'lockout.maxAttempts', 10),
@@ -261,10 +255,10 @@ function resolveLoginRateLimit (opts: Record<string, unknown>, lockout: LockoutS
   const limit = optionalObject(opts, 'loginRateLimit')
   if (limit === false) return false
   for (const key of ['redis', 'nameSpace']) {
-    if (limit[key] !== undefined) fail(`loginRateLimit.${key}`, `was removed: failed sign-ins are counted in an AttemptStore; pass store: new RedisAttemptStore(client, { prefix }), or leave it out to share lockout.store (${MIGRATION})`)
+    if (limit[key] !== undefined) invalidOption(`loginRateLimit.${key}`, `was removed: failed sign-ins are counted in an AttemptStore; pass store: new RedisAttemptStore(client, { prefix }), or leave it out to share lockout.store (${MIGRATION})`)
   }
-  if (typeof limit.store === 'function') fail('loginRateLimit.store', `must be an AttemptStore such as new RedisAttemptStore(client, { prefix }); @fastify/rate-limit store classes (redisRateLimitStore) are no longer used (${MIGRATION})`)
-  if (typeof limit.timeWindow === 'string') fail('loginRateLimit.timeWindow', `must be milliseconds, e.g. 15 * 60 * 1000 (strings such as '15 minutes' were @fastify/rate-limit's; ${MIGRATION})`)
+  if (typeof limit.store === 'function') invalidOption('loginRateLimit.store', `must be an AttemptStore such as new RedisAttemptStore(client, { prefix }); @fastify/rate-limit store classes (redisRateLimitStore) are no longer used (${MIGRATION})`)
+  if (typeof limit.timeWindow === 'string') invalidOption('loginRateLimit.timeWindow', `must be milliseconds, e.g. 15 * 60 * 1000 (strings such as '15 minutes' were @fastify/rate-limit's; ${MIGRATION})`)
   const store = limit.store ?? (lockout === false ? new MemoryAttemptStore() : lockout.store)
   return {
     max: positiveInteger(limit.max, 'loginRateLimit.max', 50),
@@ -275,7 +269,7 @@ function resolveLoginRateLimit (opts: Record<string, unknown>, lockout: LockoutS
 
 function resolvePasswordChecks (opts: Record<string, unknown>): PasswordCheckSettings {
   const given = optionalObject(opts, 'passwordChecks')
-  if (given === false) fail('passwordChecks', 'must be an object ({ concurrent, waiting, perAddress }); the checks cannot be unbounded')
+  if (given === false) invalidOption('passwordChecks', 'must be an object ({ concurrent, waiting, perAddress }); the checks cannot be unbounded')
   const defaults = passwordCheckDefaults()
   const concurrent = positiveInteger(given.concurrent, 'passwordChecks.concurrent', defaults.concurrent)
   const waiting = given.waiting === 0 ? 0 : positiveInteger(given.waiting, 'passwordChecks.waiting', WAITING_PER_CHECK * concurrent)
@@ -290,16 +284,16 @@ function resolveFindMember (opts: Record<string, unknown>): ResolvedOptions['fin
   const find = optionalFunction<FindMember>(opts, 'findMember')
   const cache = optionalObject(opts, 'findMemberCache')
   if (find === undefined) {
-    if (opts.findMemberCache !== undefined) fail('findMemberCache', 'is only used with findMember')
+    if (opts.findMemberCache !== undefined) invalidOption('findMemberCache', 'is only used with findMember')
     return undefined
   }
-  if (opts.getMember !== undefined) fail('findMember', 'is for the section\'s own session; with getMember, load the member there')
-  if (cache === false) fail('findMemberCache', 'must be { ttlMs, max }; for no caching give ttlMs: 0')
+  if (opts.getMember !== undefined) invalidOption('findMember', 'is for the section\'s own session; with getMember, load the member there')
+  if (cache === false) invalidOption('findMemberCache', 'must be { ttlMs, max }; for no caching give ttlMs: 0')
   for (const key of Object.keys(cache)) {
-    if (key !== 'ttlMs' && key !== 'max') fail(`findMemberCache.${key}`, 'is not a setting of findMemberCache (known: ttlMs, max)')
+    if (key !== 'ttlMs' && key !== 'max') invalidOption(`findMemberCache.${key}`, 'is not a setting of findMemberCache (known: ttlMs, max)')
   }
   const ttlMs = cache.ttlMs ?? FIND_MEMBER_TTL_MS
-  if (typeof ttlMs !== 'number' || !Number.isSafeInteger(ttlMs) || ttlMs < 0) fail('findMemberCache.ttlMs', 'must be a whole number of milliseconds: 0 keeps no answer')
+  if (typeof ttlMs !== 'number' || !Number.isSafeInteger(ttlMs) || ttlMs < 0) invalidOption('findMemberCache.ttlMs', 'must be a whole number of milliseconds: 0 keeps no answer')
   return { find, cache: { ttlMs, max: positiveInteger(cache.max, 'findMemberCache.max', 1000) } }
 }
 
@@ -308,73 +302,73 @@ function resolveFilesRoot (opts: Record<string, unknown>, catalog: Catalog): str
   const files = opts.files
   if (files === undefined) {
     const named = namedFile(catalog)
-    if (named !== undefined) fail('files', `is required: the catalog names a file (${named}), so set files: { root: '<the directory that holds it>' }`)
+    if (named !== undefined) invalidOption('files', `is required: the catalog names a file (${named}), so set files: { root: '<the directory that holds it>' }`)
     return undefined
   }
   if (files === null || typeof files !== 'object' || typeof (files as { root?: unknown }).root !== 'string' || (files as { root: string }).root === '') {
-    fail('files', 'must be { root: \'<directory>\' }: the directory the catalog\'s file paths are relative to')
+    invalidOption('files', 'must be { root: \'<directory>\' }: the directory the catalog\'s file paths are relative to')
   }
   const root = resolve((files as { root: string }).root)
   let real: string
   try {
     real = realpathSync(root)
   } catch (err) {
-    return fail('files.root', `must be an existing directory; ${root} cannot be opened (${(err as NodeJS.ErrnoException).code})`)
+    return invalidOption('files.root', `must be an existing directory; ${root} cannot be opened (${(err as NodeJS.ErrnoException).code})`)
   }
-  if (!statSync(real).isDirectory()) fail('files.root', `must be a directory; ${root} is a file`)
+  if (!statSync(real).isDirectory()) invalidOption('files.root', `must be a directory; ${root} is a file`)
   return real
 }
 
 export function resolveOptions (raw: object): ResolvedOptions {
   const opts = raw as Record<string, unknown>
   for (const key of Object.keys(opts)) {
-    if (!KNOWN_KEYS.has(key) && !FASTIFY_KEYS.has(key)) fail(key, 'is not an option of this plugin')
+    if (!KNOWN_KEYS.has(key) && !FASTIFY_KEYS.has(key)) invalidOption(key, 'is not an option of this plugin')
   }
 
   const catalog = opts.catalog as Catalog | undefined
   if (catalog === null || typeof catalog !== 'object' ||
     typeof catalog.listCategories !== 'function' || typeof catalog.getCategory !== 'function') {
-    fail('catalog', 'is required: an object with listCategories() and getCategory(slug), such as new InMemoryCatalog(data)')
+    invalidOption('catalog', 'is required: an object with listCategories() and getCategory(slug), such as new InMemoryCatalog(data)')
   }
   for (const read of ['listCategoriesPage', 'getCategoryPage'] as const) {
-    if (catalog[read] !== undefined && typeof catalog[read] !== 'function') fail(`catalog.${read}`, 'must be a function (a paged read: docs/pages-and-views.md#paged-reads), or left out')
+    if (catalog[read] !== undefined && typeof catalog[read] !== 'function') invalidOption(`catalog.${read}`, 'must be a function (a paged read: docs/pages-and-views.md#paged-reads), or left out')
   }
 
   const signIn = opts.signIn ?? true
-  if (typeof signIn !== 'boolean') fail('signIn', 'must be true or false')
+  if (typeof signIn !== 'boolean') invalidOption('signIn', 'must be true or false')
   const authenticate = optionalFunction<ResolvedOptions['authenticate']>(opts, 'authenticate')
   if (signIn && authenticate === undefined) {
-    fail('authenticate', 'is required while signIn is on: an async function ({ email, password }, request) => member | null')
+    invalidOption('authenticate', 'is required while signIn is on: an async function ({ email, password }, request) => member | null')
   }
 
   const sessionKey = opts.sessionKey ?? 'member'
-  if (typeof sessionKey !== 'string' || sessionKey === '') fail('sessionKey', 'must be a non-empty string')
+  if (typeof sessionKey !== 'string' || sessionKey === '') invalidOption('sessionKey', 'must be a non-empty string')
 
   const keepSessionData = opts.keepSessionData ?? true
-  if (typeof keepSessionData !== 'boolean') fail('keepSessionData', 'must be true or false')
+  if (typeof keepSessionData !== 'boolean') invalidOption('keepSessionData', 'must be true or false')
 
   const views = opts.views ?? {}
-  if (views === null || typeof views !== 'object') fail('views', 'must be an object of render functions')
+  if (views === null || typeof views !== 'object') invalidOption('views', 'must be an object of render functions')
   for (const [key, value] of Object.entries(views)) {
-    if (!VIEW_KEYS.has(key)) fail(`views.${key}`, `is not a view (known: ${[...VIEW_KEYS].join(', ')})`)
-    if (typeof value !== 'function') fail(`views.${key}`, 'must be a function')
+    if (!VIEW_KEYS.has(key)) invalidOption(`views.${key}`, `is not a view (known: ${[...VIEW_KEYS].join(', ')})`)
+    if (typeof value !== 'function') invalidOption(`views.${key}`, 'must be a function')
   }
 
   const restrictedCategories = opts.restrictedCategories ?? 'mark'
-  if (restrictedCategories !== 'mark' && restrictedCategories !== 'hide') fail('restrictedCategories', 'must be "mark" or "hide"')
+  if (restrictedCategories !== 'mark' && restrictedCategories !== 'hide') invalidOption('restrictedCategories', 'must be "mark" or "hide"')
 
   const pageSize = opts.pageSize ?? DEFAULT_PAGE_SIZE
   if (typeof pageSize !== 'number' || !Number.isInteger(pageSize) || pageSize < 1 || pageSize > MAX_PAGE_SIZE) {
-    fail('pageSize', `must be a whole number from 1 to ${MAX_PAGE_SIZE}`)
+    invalidOption('pageSize', `must be a whole number from 1 to ${MAX_PAGE_SIZE}`)
   }
 
   const siteName = opts.siteName ?? 'Schools resources'
-  if (typeof siteName !== 'string' || siteName.trim() === '') fail('siteName', 'must be a non-empty string')
+  if (typeof siteName !== 'string' || siteName.trim() === '') invalidOption('siteName', 'must be a non-empty string')
 
   const prefix = path(opts, 'prefix', '/schools/resources')
   const lockout = resolveLockout(opts)
   const baseUrl = parseBaseUrl(opts.baseUrl)
-  if (signIn && opts.logoutUrl !== undefined) fail('logoutUrl', 'is for hosts with their own sign-in (signIn: false); the section\'s own sign-out is logoutPath')
+  if (signIn && opts.logoutUrl !== undefined) invalidOption('logoutUrl', 'is for hosts with their own sign-in (signIn: false); the section\'s own sign-out is logoutPath')
   const resolved: ResolvedOptions = {
     catalog,
     authenticate,
@@ -407,11 +401,11 @@ export function resolveOptions (raw: object): ResolvedOptions {
     openapi: resolveOpenApi(opts.openapi),
     auditKey: resolveAuditKey(opts.auditKey)
   }
-  if (resolved.prefix === '/') fail('prefix', 'must not be the site root')
+  if (resolved.prefix === '/') invalidOption('prefix', 'must not be the site root')
   return resolved
 }
 
 function resolveAuditKey (value: unknown): string | undefined {
-  if (value !== undefined && (typeof value !== 'string' || value.length < 32)) fail('auditKey', 'must be a string of 32 characters or more, the same on every instance')
+  if (value !== undefined && (typeof value !== 'string' || value.length < 32)) invalidOption('auditKey', 'must be a string of 32 characters or more, the same on every instance')
   return value as string | undefined
 }

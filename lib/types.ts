@@ -146,6 +146,15 @@ export interface AnonymousRedirect {
   returnParam: string
 }
 
+/** The status codes `reply.redirectOnce` sends; any other throws FST_SR_INVALID_REDIRECT_CODE. */
+export type RedirectStatusCode = 300 | 301 | 302 | 303 | 307 | 308
+
+/**
+ * What `reply.redirectOnce` takes as its code: a literal must be a redirect status, so `200` is a type
+ * error; a plain `number` (a host's setting) still passes, and is checked when the call runs.
+ */
+export type RedirectCode<Code extends number> = number extends Code ? number : RedirectStatusCode
+
 /** Who may open a members-only host route (`config.membersOnly` or `fastify.membersOnly()`). */
 export interface MembersOnlyOptions {
   /** The groups that may open it (`['staff']`): a member sees it when one of its groups is listed. Absent: every signed-in member. */
@@ -167,7 +176,7 @@ declare module 'fastify' {
      * `UserWarning` and `undefined`; the same target (after resolving both against the site's base URL)
      * redirects once and returns the reply.
      */
-    redirectOnce(url: string, code?: number): FastifyReply | undefined
+    redirectOnce<Code extends number = 302>(url: string, code?: Code & RedirectCode<Code>): FastifyReply | undefined
   }
   interface FastifyRequest {
     /**

@@ -8,7 +8,7 @@ import { cycles, importGraph, layerOf, SELF } from './helpers/import-graph.js'
 // The rule docs/architecture.md draws: the leaf hubs import nothing but each other; each feature
 // folder imports only its own modules, the leaves, and the folders below it; nothing imports the entry
 // or the option checking. section and sign-in stand side by side and do not know each other.
-const LEAVES = new Set(['errors', 'events', 'symbols', 'types', 'warnings'])
+const LEAVES = new Set(['errors', 'events', 'interval-log', 'option-checks', 'symbols', 'types', 'warnings'])
 const FEATURE_RANK: Record<string, number> = { stores: 1, redirect: 2, session: 3, pages: 4, access: 5, section: 6, 'sign-in': 6, files: 7 }
 const ENTRY = new Set(['index', 'esm', 'options'])
 // Separate tools shipped with the package (the parity checker): they import only their own folder.
@@ -66,6 +66,9 @@ t.test('the checker finds what it is for', async (t) => {
   t.notOk(allowed('parity/x', 'errors'), 'the parity checker imports nothing of the plugin')
   t.notOk(allowed('index', 'parity/cli'), 'nor does the plugin import it')
   t.ok(allowed('parity/cli', 'parity/run'))
+  t.ok(allowed('stores/redis/client', 'option-checks'), 'every floor refuses an option through the leaf')
+  t.ok(allowed('stores/redis/client', 'errors'), 'the Redis stores ask errors.ts whether an error is an outage')
+  t.notOk(allowed('session/x', 'access/y'), 'the members-only answer is access/\'s: the floors below do not reach it')
 })
 
 t.test('the scanner sees every kind of import', async (t) => {

@@ -352,7 +352,7 @@ t.test('route config: any membersOnly value fails start-up, guards the route, or
       await app.register(fastifyCookie)
       await app.register(fastifySession, { secret: SECRET, saveUninitialized: false, cookie: { secure: false } })
       if (form === 'config-before') withRoute(app)
-      const section = { catalog: inner, signIn: false, getMember: () => null, baseUrl: BASE_URL, files: demoFiles }
+      const section = { catalog: inner, signIn: false as const, getMember: () => null, baseUrl: BASE_URL, files: demoFiles }
       // An @fastify/autoload file without fastify-plugin: the section in an encapsulated plugin of its own.
       if (place === 'sibling') await app.register(async function sectionFile (i) { await i.register(schoolsResources, section) })
       else await app.register(schoolsResources, section)

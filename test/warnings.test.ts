@@ -1,7 +1,9 @@
 import t from 'tap'
 import { spawnSync } from 'node:child_process'
+import { readdirSync, readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { inspect } from 'node:util'
+import * as warnings from '../lib/warnings.js'
 import { emitProcessWarning, forgetHostMistake, MAX_REMEMBERED_MISTAKES, warnHostMistakeOnce } from '../lib/warnings.js'
 
 const built = resolve(__dirname, '../dist/lib/warnings.js')
@@ -92,4 +94,20 @@ t.test('warnHostMistakeOnce: one line per key, bounded, per logger', async (t) =
   forgetHostMistake(log, 'a')
   t.equal(warnHostMistakeOnce(log, 'a', { code: 'X' }, 'a back'), true)
   forgetHostMistake({ warn () {} }, 'never seen')
+})
+
+t.test('docs/architecture.md names every UserWarning lib/ raises, and how many', async (t) => {
+  const lib = resolve(__dirname, '../lib')
+  const raised = new Set<string>()
+  for (const file of readdirSync(lib, { recursive: true }) as string[]) {
+    if (!file.endsWith('.ts') || file.startsWith('parity')) continue
+    for (const [, name] of readFileSync(resolve(lib, file), 'utf8').matchAll(/emitProcessWarning\([^;]*?'UserWarning', ([A-Z_]+)\)/g)) {
+      raised.add((warnings as unknown as Record<string, string>)[name])
+    }
+  }
+  t.ok(raised.size > 1, `found the warnings raised: ${[...raised].join(', ')}`)
+  const entry = /warnings\.ts\s+the (\w+) UserWarnings \(([^)]*)\)/.exec(readFileSync(resolve(__dirname, '../docs/architecture.md'), 'utf8'))
+  t.ok(entry, 'the folder list describes warnings.ts')
+  t.same(entry![2].split(/,\s*/).sort(), [...raised].sort())
+  t.equal(entry![1], ['none', 'one', 'two', 'three', 'four'][raised.size])
 })

@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastify'
 import type { AnonymousRedirect, Member } from '../types.js'
 import { errorCodes } from '../errors.js'
-import { answerAnonymous, targetTooLong } from '../redirect/login-redirect.js'
+import { answerAnonymous, targetTooLong } from './anonymous-answer.js'
 import type { MemberLookup } from '../session/member.js'
 import { sendJsonError, wantsJson } from '../pages/negotiation.js'
 import type { PageRenderer } from '../pages/page-renderer.js'
@@ -58,7 +58,7 @@ export type AnswerUnknown = (request: FastifyRequest, reply: FastifyReply, membe
  * someone else that comes back here, or for a JSON client the error with its code. Never cached: the
  * same address serves the page to a member who is in the audience.
  */
-export async function answerForbidden (request: FastifyRequest, reply: FastifyReply, deps: Pick<AccessGuardDeps, 'pages' | 'securityHeaders' | 'indexPath'>, member: Member, title: string): Promise<FastifyReply> {
+async function answerForbidden (request: FastifyRequest, reply: FastifyReply, deps: Pick<AccessGuardDeps, 'pages' | 'securityHeaders' | 'indexPath'>, member: Member, title: string): Promise<FastifyReply> {
   if (accessRefused.hasSubscribers) {
     const query = request.url.indexOf('?')
     accessRefused.publish({ ...eventBase(request, deps.indexPath), memberId: member.id, title, path: query === -1 ? request.url : request.url.slice(0, query) })

@@ -1,17 +1,18 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction, preHandlerHookHandler, RouteOptions } from 'fastify'
 import type { AnonymousRedirect, MembersOnlyOptions } from '../types.js'
 import { errorCodes } from '../errors.js'
+import { invalidOption } from '../option-checks.js'
 import { kMembersOnlyGuarded } from '../symbols.js'
 import { SECTION_ENCAPSULATED_WARNING, warnHostMistakeOnce } from '../warnings.js'
 import { isGroupList } from '../session/member.js'
-import { shortCircuitMark } from '../session/anonymous-short-circuit.js'
+import { shortCircuitMark } from './anonymous-short-circuit.js'
 import type { ApplySecurityHeaders } from '../pages/security-headers.js'
 import { fixedAccessGuard, grantedAccess, isGranted, type AccessGuardDeps, type Protected } from './access-guard.js'
 
-const { FST_SR_INVALID_OPTION, FST_SR_UNGUARDED_ROUTE } = errorCodes
+const { FST_SR_UNGUARDED_ROUTE } = errorCodes
 
 /** What the 403 page names when the route gives no title. */
-export const DEFAULT_TITLE = 'this page'
+const DEFAULT_TITLE = 'this page'
 const SETTINGS = new Set(['groups', 'title'])
 
 export interface MembersOnlyDeps extends Pick<AccessGuardDeps, 'memberOf' | 'pages' | 'answerError'> {
@@ -23,25 +24,21 @@ export interface MembersOnlyDeps extends Pick<AccessGuardDeps, 'memberOf' | 'pag
   securityHeaders: ApplySecurityHeaders | undefined
 }
 
-function fail (name: string, why: string, where: string): never {
-  throw new FST_SR_INVALID_OPTION(name, `${why}, ${where}`)
-}
-
 /**
  * What `membersOnly` asks for, checked: undefined for an open route (`false` or absent). Anything that is
  * not `true`, `false` or `{ groups?, title? }` with the right shapes is refused, so that a typo cannot
  * leave a route open (`{ group: ['staff'] }`) or closed to everyone (`groups: []`).
  */
-export function membersOnlyTarget (value: unknown, where: string): Protected | undefined {
+function membersOnlyTarget (value: unknown, where: string): Protected | undefined {
   if (value === undefined || value === false) return undefined
   if (value === true) return { title: DEFAULT_TITLE }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) fail('membersOnly', 'must be true, false or { groups?, title? }', where)
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) invalidOption('membersOnly', `must be true, false or { groups?, title? }, ${where}`)
   for (const key of Object.keys(value)) {
-    if (!SETTINGS.has(key)) fail(`membersOnly.${key}`, 'is not a setting of membersOnly (known: groups, title)', where)
+    if (!SETTINGS.has(key)) invalidOption(`membersOnly.${key}`, `is not a setting of membersOnly (known: groups, title), ${where}`)
   }
   const { groups, title } = value as Record<string, unknown>
-  if (groups !== undefined && (!isGroupList(groups) || groups.length === 0)) fail('membersOnly.groups', 'must be a non-empty list of group names', where)
-  if (title !== undefined && (typeof title !== 'string' || title.trim() === '')) fail('membersOnly.title', 'must be a non-empty string', where)
+  if (groups !== undefined && (!isGroupList(groups) || groups.length === 0)) invalidOption('membersOnly.groups', `must be a non-empty list of group names, ${where}`)
+  if (title !== undefined && (typeof title !== 'string' || title.trim() === '')) invalidOption('membersOnly.title', `must be a non-empty string, ${where}`)
   const target: Protected = { title: title ?? DEFAULT_TITLE }
   if (groups !== undefined) target.audience = Object.freeze([...groups])
   return target
@@ -107,7 +104,7 @@ export function guardHostRoutes (fastify: FastifyInstance, deps: MembersOnlyDeps
 
   fastify.decorate('membersOnly', function membersOnly (options?: MembersOnlyOptions): preHandlerHookHandler {
     const where = 'in fastify.membersOnly()'
-    if (options !== undefined && (options === null || typeof options !== 'object')) fail('membersOnly', 'must be { groups?, title? } or nothing', where)
+    if (options !== undefined && (options === null || typeof options !== 'object')) invalidOption('membersOnly', `must be { groups?, title? } or nothing, ${where}`)
     const target = membersOnlyTarget(options ?? true, where)!
     const hook = fixedAccessGuard(guardDeps, target)
     fromDecorator.set(hook, target)
@@ -120,7 +117,7 @@ export function guardHostRoutes (fastify: FastifyInstance, deps: MembersOnlyDeps
     const own = hookList(route.preHandler)
     const decorated = own.flatMap((hook) => fromDecorator.get(hook as object) ?? [])
     if (target === undefined && decorated.length === 0) return
-    if (target !== undefined && decorated.length > 0) fail('membersOnly', 'is given twice: use the route config or fastify.membersOnly(), not both', where)
+    if (target !== undefined && decorated.length > 0) invalidOption('membersOnly', `is given twice: use the route config or fastify.membersOnly(), not both, ${where}`)
     // A new object: the host may share one config object between routes, some of them seen here and some not.
     route.config = { ...route.config, [kMembersOnlyGuarded]: true, ...shortCircuitMark(deps.anonymous, deps.sessionDecides) }
     const hooks = target === undefined ? own : [fixedAccessGuard(guardDeps, target), ...own]

@@ -1,7 +1,5 @@
 import type { FastifySchema } from 'fastify'
-import { errorCodes } from '../errors.js'
-
-const { FST_SR_INVALID_OPTION } = errorCodes
+import { invalidOption } from '../option-checks.js'
 
 /**
  * The `openapi` option resolved: `false`, the section's routes are hidden from a host's @fastify/swagger
@@ -9,7 +7,7 @@ const { FST_SR_INVALID_OPTION } = errorCodes
  */
 export type OpenApi = false | { tag: string }
 
-export const DEFAULT_TAG = 'Resources'
+const DEFAULT_TAG = 'Resources'
 
 export function resolveOpenApi (value: unknown): OpenApi {
   if (value === undefined || value === false) return false
@@ -18,7 +16,7 @@ export function resolveOpenApi (value: unknown): OpenApi {
     const { tag = DEFAULT_TAG } = value as { tag?: unknown }
     if (typeof tag === 'string' && tag.trim() !== '') return { tag }
   }
-  throw new FST_SR_INVALID_OPTION('openapi', `must be true, false, or { tag: '${DEFAULT_TAG}' } (a non-empty tag)`)
+  invalidOption('openapi', `must be true, false, or { tag: '${DEFAULT_TAG}' } (a non-empty tag)`)
 }
 
 const STRING = { type: 'string' } as const

@@ -1,7 +1,7 @@
 import escapeHtml from 'escape-html'
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import { errorCodes } from '../errors.js'
-import { isStoreUnavailable } from '../stores/store-unavailable.js'
+import { isStoreUnavailable } from '../errors.js'
 import { isJsonClient } from './negotiation.js'
 import { applyOwnHeaders, type ApplySecurityHeaders } from './security-headers.js'
 import { storeErrorHandler } from './unavailable.js'
@@ -28,7 +28,7 @@ type Thrown = Partial<FastifyError> | null | undefined
  * Whether the section answers `error` as a server error: anything that is not a 4xx (no status, a 5xx,
  * a status that is no error at all, a thrown value that is no Error), as Fastify does.
  */
-export function isServerError (error: unknown): boolean {
+function isServerError (error: unknown): boolean {
   const status = (error as Thrown)?.statusCode ?? (error as { status?: unknown } | null | undefined)?.status
   return !(Number.isInteger(status) && (status as number) >= 400 && (status as number) < 500)
 }
@@ -54,7 +54,7 @@ export function logServerError (request: FastifyRequest, code: string, fields: o
  * to 1000 characters, as the conflict log cuts its fields). No cache keeps it; the section's security
  * headers are set again, as the error may have come before them.
  */
-export function sendServerError (error: unknown, request: FastifyRequest, reply: FastifyReply, headers: ApplySecurityHeaders | undefined): FastifyReply {
+function sendServerError (error: unknown, request: FastifyRequest, reply: FastifyReply, headers: ApplySecurityHeaders | undefined): FastifyReply {
   const code = publicCode(error)
   logServerError(request, code, { err: error })
   for (const name of DROPPED_HEADERS) reply.removeHeader(name)

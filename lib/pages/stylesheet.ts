@@ -1,10 +1,8 @@
 import { createHash } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
-import { errorCodes } from '../errors.js'
+import { invalidOption } from '../option-checks.js'
 import { CONTENT_SECURITY_POLICY } from './security-headers.js'
 import { css, noBody, routeSchema, type OpenApi, type RouteDoc } from './openapi.js'
-
-const { FST_SR_INVALID_OPTION } = errorCodes
 
 /**
  * The section's stylesheet. All of the pages' styling lives here (no inline styles or scripts), so a
@@ -217,7 +215,7 @@ export interface ResolvedStylesheet {
   origin?: string
 }
 
-export const STYLESHEET_FILE = 'assets/resources.css'
+const STYLESHEET_FILE = 'assets/resources.css'
 
 const STYLESHEET_HASH = createHash('sha256').update(defaultStylesheet).digest('base64url').slice(0, 16)
 const ETAG = `"${STYLESHEET_HASH}"`
@@ -238,7 +236,7 @@ export function resolveStylesheet (value: unknown, prefix: string): ResolvedStyl
   if (typeof value === 'string' && /^https?:\/\/\S+$/.test(value) && URL.canParse(value)) {
     return { href: value, servePath: undefined, origin: new URL(value).origin }
   }
-  throw new FST_SR_INVALID_OPTION('stylesheet', 'must be true, false, or the URL of your own stylesheet ("/css/resources.css" or "https://...")')
+  invalidOption('stylesheet', 'must be true, false, or the URL of your own stylesheet ("/css/resources.css" or "https://...")')
 }
 
 /** The plugin's Content-Security-Policy, with the host stylesheet's origin allowed when it has one. */

@@ -2,10 +2,14 @@ import type { OutgoingHttpHeaders } from 'node:http'
 import type { FastifyBaseLogger, FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import type { OutageSignOut } from '../types.js'
 import { kOutageSignOut } from '../symbols.js'
-import { isStoreUnavailable, STORE_RETRY_AFTER_SECONDS } from '../stores/store-unavailable.js'
+import { isStoreUnavailable } from '../errors.js'
 import { csrfTokenValid } from '../session/csrf.js'
 import { wantsJson } from './negotiation.js'
 import { eventBase, storeUnavailable } from '../events.js'
+import { IntervalLog } from '../interval-log.js'
+
+/** Seconds a client is told to wait before trying again while a store is unavailable. */
+export const STORE_RETRY_AFTER_SECONDS = 5
 
 const MESSAGE = 'This part of the site is briefly unavailable. Please try again in a moment.'
 const SIGNED_OUT_TITLE = 'Signed out on this browser'
@@ -15,58 +19,29 @@ const SIGNED_OUT_MESSAGE = 'You are signed out on this browser. Part of the site
 /** While the store stays down, one summary line per this many milliseconds (the Retry-After period). */
 export const OUTAGE_SUMMARY_MS = STORE_RETRY_AFTER_SECONDS * 1000
 
-/**
- * The log of one app's store outage: the first 503 in full, then one line per interval with the count
- * and the latest reason, rather than a line per request (a 60 s outage under load wrote 370 MB). An
- * interval without any 503 ends it, so the next outage is logged in full again.
- */
-class OutageLog {
-  readonly #log: FastifyBaseLogger
-  #count = 0
-  #latest = ''
-  #timer: NodeJS.Timeout | undefined
-
-  constructor (log: FastifyBaseLogger) {
-    this.#log = log
-  }
-
-  record (request: FastifyRequest, code: string | undefined, reason: string, error: Error): void {
-    if (this.#timer === undefined) {
-      request.log.warn({ code, reason }, 'store unavailable: answering 503')
-      this.#schedule()
-      // Once per outage, as the log line: the app's, so no section.
-      if (storeUnavailable.hasSubscribers) storeUnavailable.publish({ ...eventBase(request, undefined), code: code ?? error.constructor.name })
-      return
-    }
-    this.#count++
-    this.#latest = reason
-  }
-
-  #schedule (): void {
-    // Unref'd: a pending summary never keeps the process alive.
-    this.#timer = setTimeout(() => this.#flush(), OUTAGE_SUMMARY_MS).unref()
-  }
-
-  #flush (): void {
-    this.#timer = undefined
-    if (this.#count === 0) return
-    this.#log.warn({ code: 'FST_SR_STORE_UNAVAILABLE', count: this.#count },
-      `store unavailable: ${this.#count} more requests answered 503 in the last ${OUTAGE_SUMMARY_MS / 1000} s; the latest: ${this.#latest}`)
-    this.#count = 0
-    this.#schedule()
-  }
-}
-
 // One per app logger, so that two apps in one process keep their own.
-const outageLogs = new WeakMap<FastifyBaseLogger, OutageLog>()
+const outageLogs = new WeakMap<FastifyBaseLogger, IntervalLog>()
 
-function outageLog (log: FastifyBaseLogger): OutageLog {
-  let found = outageLogs.get(log)
-  if (found === undefined) {
-    found = new OutageLog(log)
-    outageLogs.set(log, found)
+/**
+ * The log of one app's store outage: the first 503 in full (and its event), then one line per interval
+ * with the count and the latest reason, rather than a line per request (lib/interval-log.ts).
+ */
+function logOutage (request: FastifyRequest, error: FastifyError | Error): void {
+  const log = request.server.log
+  let outage = outageLogs.get(log)
+  if (outage === undefined) {
+    outage = new IntervalLog(OUTAGE_SUMMARY_MS, (count, latest) => {
+      log.warn({ code: 'FST_SR_STORE_UNAVAILABLE', count },
+        `store unavailable: ${count} more requests answered 503 in the last ${OUTAGE_SUMMARY_MS / 1000} s; the latest: ${latest}`)
+    })
+    outageLogs.set(log, outage)
   }
-  return found
+  const code = (error as FastifyError).code
+  const reason = error.message.slice(0, 1000)
+  if (!outage.record(reason)) return
+  request.log.warn({ code, reason }, 'store unavailable: answering 503')
+  // Once per outage, as the log line: the app's, so no section.
+  if (storeUnavailable.hasSubscribers) storeUnavailable.publish({ ...eventBase(request, undefined), code: code ?? error.constructor.name })
 }
 
 /**
@@ -80,8 +55,8 @@ function outageLog (log: FastifyBaseLogger): OutageLog {
  * Fastify's fallback handler with the internal message. onResponse hooks still run, and the headers
  * already set on the reply (security headers) are kept. The connection is closed after the answer.
  */
-export function sendStoreUnavailable (error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply, expireCookie?: string): FastifyReply {
-  outageLog(request.server.log).record(request, (error as FastifyError).code, error.message.slice(0, 1000), error)
+function sendStoreUnavailable (error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply, expireCookie?: string): FastifyReply {
+  logOutage(request, error)
   const json = wantsJson(request)
   const signedOut = expireCookie !== undefined
   const [title, message] = signedOut ? [SIGNED_OUT_TITLE, SIGNED_OUT_MESSAGE] : ['Temporarily unavailable', MESSAGE]

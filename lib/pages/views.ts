@@ -221,7 +221,7 @@ export function fileName (file: string): string {
 }
 
 /** Where a resource's link points: its own address, or the section's download of its file. */
-export function resourceHref (r: Resource, slug: string, paths: PageContext['paths']): string {
+function resourceHref (r: Resource, slug: string, paths: PageContext['paths']): string {
   return isFileResource(r) ? paths.file(slug, r) : r.url
 }
 

@@ -18,7 +18,7 @@ const UNSENDABLE = /[\s\u0000-\u001f\u007f]/
  * One line of an address file: a path (`/schools/…`) kept as written, or an http(s) URL whose path and
  * query are taken (any host: access logs write the public one). Anything else is a mistake to report.
  */
-export function parseAddressLine (line: string): string | undefined {
+function parseAddressLine (line: string): string | undefined {
   if (UNSENDABLE.test(line)) return undefined
   if (line.startsWith('/') && !line.startsWith('//')) return line
   if (!/^https?:\/\//i.test(line)) return undefined

@@ -32,7 +32,7 @@ export interface ParityOptions {
   signIn?: { legacy: Credentials, candidate: Credentials, loginPath: string }
 }
 
-export const USER_AGENT = 'fastify-schools-resources-parity/1 (+https://www.npmjs.com/package/fastify-schools-resources)'
+const USER_AGENT = 'fastify-schools-resources-parity/1 (+https://www.npmjs.com/package/fastify-schools-resources)'
 
 export const USAGE = `Usage: fastify-schools-resources parity --legacy <origin> --candidate <origin> [inputs] [options]
 

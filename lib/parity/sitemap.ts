@@ -5,7 +5,7 @@ const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"'
 const unescapeXml = (text: string) => text.replace(/&(amp|lt|gt|quot|apos);/g, (_m, name: string) => ENTITIES[name])
 
 /** A sitemap's `<loc>` URLs and whether it is an index of other sitemaps; a document that is neither fails. */
-export function parseSitemap (xml: string, name: string): { index: boolean, locs: string[] } {
+function parseSitemap (xml: string, name: string): { index: boolean, locs: string[] } {
   const root = /<(urlset|sitemapindex)[\s>]/.exec(xml)
   if (root === null || !xml.includes(`</${root[1]}>`)) {
     throw new ParityInputError(`sitemap ${name} does not parse: no <urlset> or <sitemapindex> element, or it is not closed`)

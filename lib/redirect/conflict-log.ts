@@ -1,8 +1,7 @@
 import type { FastifyBaseLogger, FastifyReply } from 'fastify'
-import { errorCodes } from '../errors.js'
+import { invalidOption } from '../option-checks.js'
+import { IntervalLog } from '../interval-log.js'
 import { REDIRECT_CONFLICT_WARNING } from '../warnings.js'
-
-const { FST_SR_INVALID_OPTION } = errorCodes
 
 /**
  * How refused redirects are written to the log. The `UserWarning` is raised for every one whatever this
@@ -24,7 +23,7 @@ export interface ConflictLog {
 }
 
 /** The default: a summary a minute. */
-export const DEFAULT_CONFLICT_LOG: ConflictLogOption = Object.freeze({ summaryIntervalMs: 60_000 })
+const DEFAULT_CONFLICT_LOG: ConflictLogOption = Object.freeze({ summaryIntervalMs: 60_000 })
 
 // setTimeout's ceiling: a longer delay fires at once.
 const MAX_INTERVAL_MS = 2 ** 31 - 1
@@ -36,7 +35,7 @@ export function parseConflictLog (value: unknown, name = 'conflictLog'): Conflic
   const interval = value !== null && typeof value === 'object' ? (value as { summaryIntervalMs?: unknown }).summaryIntervalMs : undefined
   if (typeof interval !== 'number' || !Number.isSafeInteger(interval) || interval < 1 || interval > MAX_INTERVAL_MS ||
     Object.keys(value as object).length !== 1) {
-    throw new FST_SR_INVALID_OPTION(name, `must be 'each', false, or { summaryIntervalMs: <milliseconds, 1 to ${MAX_INTERVAL_MS}> }`)
+    invalidOption(name, `must be 'each', false, or { summaryIntervalMs: <milliseconds, 1 to ${MAX_INTERVAL_MS}> }`)
   }
   return { summaryIntervalMs: interval }
 }
@@ -56,60 +55,26 @@ const each: ConflictLog = { record: logInFull, close () {} }
 const silent: ConflictLog = { record () {}, close () {} }
 
 /** Counts refused redirects and reports them once per interval; costs nothing per request but a count. */
-class ConflictSummary implements ConflictLog {
-  readonly #log: FastifyBaseLogger
-  readonly #intervalMs: number
-  #timer: NodeJS.Timeout | undefined
-  #count = 0
-  #latest = ''
-  #since = 0
-
-  constructor (log: FastifyBaseLogger, intervalMs: number) {
-    this.#log = log
-    this.#intervalMs = intervalMs
-  }
-
-  record (reply: FastifyReply, existing: string, refused: string, message: string): void {
-    if (this.#timer !== undefined) {
-      this.#count++
-      this.#latest = message
-      return
-    }
-    logInFull(reply, existing, refused, message)
-    this.#since = Date.now()
-    // Unref'd: a pending summary never keeps the process alive; close() writes it.
-    this.#timer = setTimeout(() => this.#tick(), this.#intervalMs).unref()
-  }
-
-  #tick (): void {
-    if (this.#count === 0) {
-      this.#timer = undefined
-      return
-    }
-    this.#report()
-    this.#timer!.refresh()
-  }
-
-  #report (): void {
-    const now = Date.now()
-    const seconds = Math.max(1, Math.round((now - this.#since) / 1000))
-    this.#log.warn(
-      { code: REDIRECT_CONFLICT_WARNING, count: this.#count, windowMs: now - this.#since },
-      `${this.#count} more redirect conflicts in the last ${seconds} s, each raised as UserWarning ${REDIRECT_CONFLICT_WARNING}; the latest: ${clip(this.#latest)}`
+function conflictSummary (log: FastifyBaseLogger, intervalMs: number): ConflictLog {
+  const interval = new IntervalLog(intervalMs, (count, latest, windowMs) => {
+    const seconds = Math.max(1, Math.round(windowMs / 1000))
+    log.warn(
+      { code: REDIRECT_CONFLICT_WARNING, count, windowMs },
+      `${count} more redirect conflicts in the last ${seconds} s, each raised as UserWarning ${REDIRECT_CONFLICT_WARNING}; the latest: ${clip(latest)}`
     )
-    this.#count = 0
-    this.#since = now
-  }
-
-  close (): void {
-    clearTimeout(this.#timer)
-    this.#timer = undefined
-    if (this.#count > 0) this.#report()
+  })
+  return {
+    record (reply, existing, refused, message) {
+      if (interval.record(message)) logInFull(reply, existing, refused, message)
+    },
+    close () {
+      interval.close()
+    }
   }
 }
 
 export function conflictLog (option: ConflictLogOption, log: FastifyBaseLogger): ConflictLog {
   if (option === 'each') return each
   if (option === false) return silent
-  return new ConflictSummary(log, option.summaryIntervalMs)
+  return conflictSummary(log, option.summaryIntervalMs)
 }

@@ -1,8 +1,9 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { errorCodes } from '../errors.js'
+import { invalidOption } from '../option-checks.js'
 import { TRUST_PROXY_WARNING, warnHostMistakeOnce } from '../warnings.js'
 
-const { FST_SR_BAD_HOST, FST_SR_BAD_PROTOCOL, FST_SR_INVALID_OPTION } = errorCodes
+const { FST_SR_BAD_HOST, FST_SR_BAD_PROTOCOL } = errorCodes
 
 /**
  * C0 and C1 controls, DEL, and backslashes: browsers drop tabs and newlines from an address and read
@@ -41,16 +42,16 @@ export function siteOrigin (request: FastifyRequest, baseUrl: string | undefined
 /** A site origin such as `https://www.example.org`; the trailing slash is dropped. */
 export function parseBaseUrl (value: unknown, name = 'baseUrl'): string | undefined {
   if (value === undefined) return undefined
-  if (typeof value !== 'string') throw new FST_SR_INVALID_OPTION(name, 'must be a string such as "https://www.example.org"')
+  if (typeof value !== 'string') invalidOption(name, 'must be a string such as "https://www.example.org"')
   let url: URL
   try {
     url = new URL(value)
   } catch {
-    throw new FST_SR_INVALID_OPTION(name, `${JSON.stringify(value)} is not an absolute URL`)
+    invalidOption(name, `${JSON.stringify(value)} is not an absolute URL`)
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new FST_SR_INVALID_OPTION(name, 'must use http or https')
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') invalidOption(name, 'must use http or https')
   if (url.pathname !== '/' || url.search !== '' || url.hash !== '' || url.username !== '' || url.password !== '') {
-    throw new FST_SR_INVALID_OPTION(name, `must be an origin only (scheme, host and port), got ${JSON.stringify(value)}`)
+    invalidOption(name, `must be an origin only (scheme, host and port), got ${JSON.stringify(value)}`)
   }
   return url.origin
 }

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { AnonymousRedirect, Catalog, FileResource, Member } from '../types.js'
 import type { MemberLookup } from '../session/member.js'
-import { shortCircuitMark } from '../session/anonymous-short-circuit.js'
+import { shortCircuitMark } from '../access/anonymous-short-circuit.js'
 import { wantsJson } from '../pages/negotiation.js'
 import { isFileResource } from '../pages/views.js'
 import type { PageRenderer, SectionPaths } from '../pages/page-renderer.js'

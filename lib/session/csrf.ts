@@ -2,7 +2,7 @@ import csrfProtection from '@fastify/csrf-protection'
 import type { IncomingMessage } from 'node:http'
 import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastify'
 import { isHttpsBase } from '../redirect/site-origin.js'
-import type { SessionAdapter, SessionHandle } from './session-adapter.js'
+import type { SessionAdapter } from './session-adapter.js'
 
 /** The cookie that carries the CSRF secret, on an http site (no https `baseUrl`). */
 const CSRF_COOKIE = '_csrf'
@@ -33,8 +33,6 @@ function csrfCookie (baseUrl: string | undefined): { name: string, options: Csrf
   }
 }
 
-// @fastify/csrf-protection's default key, where a host's own registration of it keeps its secret in the session.
-const CSRF_DEFAULT_SESSION_KEY = '_csrf'
 export const CSRF_ERROR_CODES: ReadonlySet<string> = new Set(['FST_CSRF_MISSING_SECRET', 'FST_CSRF_INVALID_TOKEN'])
 
 /**
@@ -59,15 +57,6 @@ export async function registerCsrf (section: FastifyInstance, baseUrl: string | 
     // With the attributes it was set with: a browser ignores a deletion of a `__Host-` cookie without Secure.
     dropCookie: (reply) => { reply.clearCookie(name, options) }
   }
-}
-
-/**
- * What a session keeps through sign-in: everything the host stored (a language choice, a basket), as
- * Django's login() keeps it, but not the CSRF secret (renewed with the session id) nor `sessionKey`
- * (set again).
- */
-export function keptAtSignIn (session: SessionHandle, sessionKey: string): string[] {
-  return session.keys().filter((key) => key !== CSRF_DEFAULT_SESSION_KEY && key !== sessionKey)
 }
 
 // The token each reply's forms share (see csrfTokenFor).

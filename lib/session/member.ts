@@ -15,7 +15,7 @@ export function isMember (value: unknown): value is Member {
 }
 
 /** A member id: a non-empty string or a finite number, as a database gives it. */
-export function isMemberId (value: unknown): value is Member['id'] {
+function isMemberId (value: unknown): value is Member['id'] {
   return (typeof value === 'string' && value !== '') || (typeof value === 'number' && Number.isFinite(value))
 }
 
@@ -81,7 +81,7 @@ function fromSession<T> (session: SessionAdapter, sessionKey: string, accept: (v
 }
 
 /** The member stored under `sessionKey`, or undefined; anything malformed counts as signed out. */
-export function sessionMember (session: SessionAdapter, sessionKey: string): MemberLookup {
+function sessionMember (session: SessionAdapter, sessionKey: string): MemberLookup {
   return fromSession(session, sessionKey, (value) => isMember(value) ? value : undefined)
 }
 

@@ -4,8 +4,9 @@
 // plugins' documented request APIs, written out here so that the published types import neither package.
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { errorCodes } from '../errors.js'
+import { invalidOption } from '../option-checks.js'
 
-const { FST_SR_INVALID_OPTION, FST_SR_NO_SESSION_PLUGIN } = errorCodes
+const { FST_SR_NO_SESSION_PLUGIN } = errorCodes
 
 export const FASTIFY_SESSION = '@fastify/session'
 export const SECURE_SESSION = '@fastify/secure-session'
@@ -116,7 +117,7 @@ function secureSessionAdapter (sessionName: string, cookieName: string): Session
 
 function checkedChoice (value: unknown): SessionPluginName | undefined {
   if (value === undefined || PLUGINS.includes(value as SessionPluginName)) return value as SessionPluginName | undefined
-  throw new FST_SR_INVALID_OPTION('sessionPlugin', `must be '${FASTIFY_SESSION}' or '${SECURE_SESSION}'`)
+  invalidOption('sessionPlugin', `must be '${FASTIFY_SESSION}' or '${SECURE_SESSION}'`)
 }
 
 /**
@@ -128,22 +129,22 @@ export function chooseSessionAdapter (fastify: FastifyInstance, choice: SessionC
   const asked = checkedChoice(choice.sessionPlugin) ?? (choice.sessionName === undefined ? undefined : SECURE_SESSION)
   const present = PLUGINS.filter((name) => fastify.hasPlugin(name))
   if (present.length === 0) throw new FST_SR_NO_SESSION_PLUGIN(why)
-  if (asked !== undefined && !present.includes(asked)) throw new FST_SR_INVALID_OPTION('sessionPlugin', `names ${asked}, which is not registered before the section`)
+  if (asked !== undefined && !present.includes(asked)) invalidOption('sessionPlugin', `names ${asked}, which is not registered before the section`)
   if (asked === undefined && present.length > 1) {
-    throw new FST_SR_INVALID_OPTION('sessionPlugin', `must say which session plugin the section uses: both ${FASTIFY_SESSION} and ${SECURE_SESSION} are registered`)
+    invalidOption('sessionPlugin', `must say which session plugin the section uses: both ${FASTIFY_SESSION} and ${SECURE_SESSION} are registered`)
   }
   const plugin = asked ?? present[0]
   if (plugin === FASTIFY_SESSION) {
-    if (choice.sessionName !== undefined) throw new FST_SR_INVALID_OPTION('sessionName', `is ${SECURE_SESSION}'s option; ${FASTIFY_SESSION} always uses request.session`)
+    if (choice.sessionName !== undefined) invalidOption('sessionName', `is ${SECURE_SESSION}'s option; ${FASTIFY_SESSION} always uses request.session`)
     return fastifySessionAdapter(choice.cookieName ?? 'sessionId')
   }
   // With both registered, request.session is @fastify/session's: secure-session's has a name of its own.
   if (choice.sessionName === undefined && present.length > 1) {
-    throw new FST_SR_INVALID_OPTION('sessionName', `must be the sessionName you gave ${SECURE_SESSION}: request.session is ${FASTIFY_SESSION}'s`)
+    invalidOption('sessionName', `must be the sessionName you gave ${SECURE_SESSION}: request.session is ${FASTIFY_SESSION}'s`)
   }
   const sessionName = choice.sessionName ?? 'session'
   if (!fastify.hasRequestDecorator(sessionName)) {
-    throw new FST_SR_INVALID_OPTION('sessionName', `request.${sessionName} is not decorated: give the sessionName you gave ${SECURE_SESSION}`)
+    invalidOption('sessionName', `request.${sessionName} is not decorated: give the sessionName you gave ${SECURE_SESSION}`)
   }
   // secure-session's cookie is named after the session unless told otherwise.
   return secureSessionAdapter(sessionName, choice.cookieName ?? sessionName)

@@ -92,7 +92,7 @@ export function warnWithoutDeviceSecret (log: Parameters<typeof warnHostMistakeO
 }
 
 /** Usernames are matched without case or surrounding spaces. */
-export function normalUsername (username: string): string {
+function normalUsername (username: string): string {
   return username.trim().toLowerCase()
 }
 

@@ -26,7 +26,7 @@ async function build (t: Test, plugin: Partial<FastifySchoolsResourcesOptions> =
   const app = Fastify()
   await app.register(fastifyCookie)
   await app.register(fastifySession, { secret: SECRET, saveUninitialized: false, cookie: { secure: false } })
-  await app.register(schoolsResources, { catalog: new InMemoryCatalog(CATALOG), authenticate, baseUrl: BASE_URL, ...plugin })
+  await app.register(schoolsResources, { catalog: new InMemoryCatalog(CATALOG), authenticate, baseUrl: BASE_URL, ...plugin } as FastifySchoolsResourcesOptions)
   extend?.(app)
   await app.ready()
   t.teardown(() => app.close())

@@ -46,7 +46,7 @@ async function build (t: Test, setup: Setup = {}): Promise<HostApp> {
   })
   if (setup.hostCsrf === true) await app.register(csrfProtection, { sessionPlugin: '@fastify/cookie' })
   setup.before?.(app)
-  await app.register(schoolsResources, { catalog: CATALOG, authenticate, baseUrl: BASE_URL, ...setup.plugin })
+  await app.register(schoolsResources, { catalog: CATALOG, authenticate, baseUrl: BASE_URL, ...setup.plugin } as FastifySchoolsResourcesOptions)
   setup.after?.(app)
   await app.ready()
   t.teardown(() => app.close())

@@ -119,7 +119,7 @@ async function build (t: Test, opts: { plugin?: Partial<FastifySchoolsResourcesO
   await app.register(fastifySession, { secret: SECRET, store, saveUninitialized: false, cookie: { secure: false } })
   await opts.before?.(app)
   const catalog = new CountingCatalog(new InMemoryCatalog(CATALOG))
-  await app.register(schoolsResources, { catalog, authenticate, baseUrl: BASE_URL, files: { root: ROOT }, conflictLog: false, ...opts.plugin })
+  await app.register(schoolsResources, { catalog, authenticate, baseUrl: BASE_URL, files: { root: ROOT }, conflictLog: false, ...opts.plugin } as FastifySchoolsResourcesOptions)
   await app.ready()
   t.teardown(() => app.close())
   return { app, catalog, store, logs }

@@ -68,7 +68,7 @@ export async function buildTestApp (opts: BuildOptions = {}): Promise<TestApp> {
   // As the README wires it: anonymous visitors leave nothing in the store.
   await app.register(fastifySession, { secret: SECRET, store, saveUninitialized: false, cookie: { secure: false }, ...opts.session })
   await opts.before?.(app)
-  await app.register(schoolsResources, { catalog, authenticate: teacherOnly, baseUrl: BASE_URL, files: demoFiles, ...opts.plugin })
+  await app.register(schoolsResources, { catalog, authenticate: teacherOnly, baseUrl: BASE_URL, files: demoFiles, ...opts.plugin } as FastifySchoolsResourcesOptions)
   opts.extend?.(app)
   await app.ready()
   return { app, store, catalog }

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { Writable } from 'node:stream'
-import { MAX_REQUEST_TARGET } from '../../lib/redirect/login-redirect.js'
+import { MAX_REQUEST_TARGET } from '../../lib/access/anonymous-answer.js'
 import { buildTestApp, conflictWarnings, signIn } from '../helpers/app.js'
 
 // Finding 3 of issue 12: a 16 KB category URL gave a 24 KB Location and ~26 KB of warning and log per request.

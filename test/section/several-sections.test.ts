@@ -14,7 +14,7 @@ async function twoSections (second: Partial<FastifySchoolsResourcesOptions> = {}
   await app.register(fastifySession, { secret: SECRET, saveUninitialized: false, cookie: { secure: false } })
   const common = { catalog: new CountingCatalog(), authenticate: teacherOnly, baseUrl: BASE_URL }
   await app.register(schoolsResources, common)
-  app.register(schoolsResources, { ...common, prefix: '/staff/resources', ...second })
+  app.register(schoolsResources, { ...common, prefix: '/staff/resources', ...second } as FastifySchoolsResourcesOptions)
   if (close) t.teardown(() => app.close())
   return app
 }

@@ -25,7 +25,7 @@ async function hostWithOwnLogin (t: Test, ...sections: Array<Partial<FastifyScho
     return 'ok'
   })
   for (const plugin of sections) {
-    await app.register(schoolsResources, { catalog: new InMemoryCatalog(demoCatalog), files: demoFiles, signIn: false, sessionKey: 'user', ...plugin })
+    await app.register(schoolsResources, { catalog: new InMemoryCatalog(demoCatalog), files: demoFiles, signIn: false, sessionKey: 'user', ...plugin } as FastifySchoolsResourcesOptions)
   }
   t.teardown(() => app.close())
   const cookie = sessionCookie(await app.inject({ method: 'POST', url: '/login' }))!

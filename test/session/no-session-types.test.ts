@@ -10,21 +10,48 @@ import { join, resolve } from 'node:path'
 const root = resolve(__dirname, '../..')
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'))
 
+// A type test (tstyche, as test/types/ are) run where only the package, its dependencies and fastify are
+// installed. tstyche refuses \`any\` in an expectation, so a declaration that lost an import to a missing
+// peer (and turned into \`any\` under skipLibCheck) fails here as well as under skipLibCheck: false.
 const CONSUMER = `import Fastify, { type FastifyRequest } from 'fastify'
-import schoolsResources, { InMemoryCatalog, safeBackUrl, type Member } from 'fastify-schools-resources'
+import { expect, test } from 'tstyche'
+import schoolsResources, { InMemoryCatalog, MemoryAttemptStore, safeBackUrl, type FastifySchoolsResourcesOptions, type Member } from 'fastify-schools-resources'
+import { RedisAttemptStore, type RedisCommandClient } from 'fastify-schools-resources/redis'
 
 async function getMember (request: FastifyRequest): Promise<Member | null> {
   const name = request.headers['x-member']
   return typeof name === 'string' ? { id: name, name, groups: ['staff'] } : null
 }
-
+const catalog = new InMemoryCatalog({ categories: [] })
 const app = Fastify()
-await app.register(schoolsResources, { catalog: new InMemoryCatalog({ categories: [] }), signIn: false, getMember, loginPath: '/login' })
-app.get('/staff', { config: { membersOnly: { groups: ['staff'] } } }, async () => 'staff')
-const back: string | undefined = safeBackUrl('/schools/resources/', 'https://www.example.org')
-void back
-// @ts-expect-error getMember must return a member, not a string
-await app.register(schoolsResources, { catalog: new InMemoryCatalog({ categories: [] }), signIn: false, getMember: async () => 'nobody' })
+
+test('a host with its own authentication registers the section', () => {
+  expect(app.register).type.toBeCallableWith(schoolsResources, { catalog, signIn: false, getMember, loginPath: '/login' })
+  expect(app.register).type.not.toBeCallableWith(schoolsResources, { catalog, signIn: false, getMember: async () => 'nobody' })
+  expect(app.register).type.not.toBeCallableWith(schoolsResources, { catalog, getMember })
+  expect(app.get).type.toBeCallableWith('/staff', { config: { membersOnly: { groups: ['staff'] } } }, async () => 'staff')
+  expect(safeBackUrl('/schools/resources/', 'https://www.example.org')).type.toBe<string | undefined>()
+})
+
+test('the types it sees are whole, not any', () => {
+  expect(schoolsResources).type.toBeAssignableTo<(...args: never[]) => unknown>()
+  expect<FastifySchoolsResourcesOptions['catalog']>().type.toHaveProperty('getCategory')
+  expect<FastifyRequest['schoolsMember']>().type.toBe<Member | undefined>()
+})
+
+test('the section adds no session to its requests', () => {
+  expect<FastifyRequest>().type.not.toHaveProperty('session')
+})
+
+test('the sign-in limits can count in Redis without @fastify/session', () => {
+  const client: RedisCommandClient = { sendCommand: async () => null }
+  expect(app.register).type.toBeCallableWith(schoolsResources, { catalog, signIn: false, getMember, lockout: { store: new RedisAttemptStore(client) } })
+  expect(app.register).type.toBeCallableWith(schoolsResources, { catalog, signIn: false, getMember, lockout: { store: new MemoryAttemptStore() } })
+})
+
+test('@fastify/session is not there to be found', () => {
+  expect(import('@fastify/session')).type.toRaiseError("Cannot find module '@fastify/session'")
+})
 `
 
 t.test('a host without @fastify/session compiles with skipLibCheck: false', async (t) => {
@@ -39,23 +66,30 @@ t.test('a host without @fastify/session compiles with skipLibCheck: false', asyn
   mkdirSync(self, { recursive: true })
   cpSync(join(root, 'dist/lib'), join(self, 'dist/lib'), { recursive: true, filter: (src) => !/\.js(\.map)?$|\.mjs(\.map)?$/.test(src) })
   writeFileSync(join(self, 'package.json'), JSON.stringify({ name: pkg.name, types: pkg.types, exports: pkg.exports }))
-  for (const name of ['fastify', '@types/node', ...Object.keys(pkg.dependencies)]) {
+  // tstyche and typescript run the test; its imports resolve from this directory, where neither session plugin is.
+  for (const name of ['fastify', '@types/node', 'tstyche', 'typescript', ...Object.keys(pkg.dependencies)]) {
     mkdirSync(join(modules, name, '..'), { recursive: true })
     symlinkSync(join(root, 'node_modules', name), join(modules, name), 'dir')
   }
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ type: 'module' }))
-  writeFileSync(join(dir, 'host.ts'), CONSUMER)
-  const tsc = join(root, 'node_modules/typescript/bin/tsc')
-  const run = (file: string) => spawnSync(process.execPath, [tsc, '--ignoreConfig', '--noEmit', '--strict', '--skipLibCheck', 'false', '--module', 'nodenext',
-    '--moduleResolution', 'nodenext', '--target', 'es2022', '--types', 'node', file], { cwd: dir, encoding: 'utf8', timeout: 60_000 })
-
-  const res = run('host.ts')
-  t.equal(res.status, 0, `${res.stdout}${res.stderr}`)
+  writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({
+    compilerOptions: { strict: true, skipLibCheck: false, module: 'nodenext', moduleResolution: 'nodenext', target: 'es2022', types: ['node'], noEmit: true }
+  }))
+  writeFileSync(join(dir, 'tstyche.json'), JSON.stringify({ testFileMatch: ['*.tst.ts'] }))
+  writeFileSync(join(dir, 'host.tst.ts'), CONSUMER)
+  // The check can fail: a planted wrong option (signIn left on without authenticate) is reported.
+  writeFileSync(join(dir, 'planted.tst.ts'), [
+    'import Fastify from \'fastify\'',
+    'import { expect } from \'tstyche\'',
+    'import schoolsResources, { InMemoryCatalog } from \'fastify-schools-resources\'',
+    'expect(Fastify().register).type.toBeCallableWith(schoolsResources, { catalog: new InMemoryCatalog({ categories: [] }) })',
+    ''
+  ].join('\n'))
+  const res = spawnSync(process.execPath, [join(modules, 'tstyche/dist/bin.js')], { cwd: dir, encoding: 'utf8', timeout: 120_000, env: { ...process.env, NO_COLOR: '1' } })
+  const out = `${res.stdout}${res.stderr}`
   t.notOk(existsSync(join(modules, '@fastify/session')), '@fastify/session cannot be resolved there')
-
-  // The check can fail: a host that imports @fastify/session there does not compile.
-  writeFileSync(join(dir, 'with-session.ts'), 'import fastifySession from \'@fastify/session\'\nvoid fastifySession\n')
-  const without = run('with-session.ts')
-  t.not(without.status, 0)
-  t.match(without.stdout, /Cannot find module '@fastify\/session'/)
+  t.match(out, /pass \.\/host\.tst\.ts/, out)
+  t.match(out, /fail \.\/planted\.tst\.ts/, 'the planted wrong option fails')
+  t.match(out, /Test files:\s+1 failed, 1 passed, 2 total/)
+  t.equal(res.status, 1)
 })

@@ -31,7 +31,7 @@ async function host (t: Test, plugins: Plugins, options: Partial<FastifySchoolsR
   if (plugins.shortCircuit === true) await app.register(anonymousShortCircuit)
   if (plugins.session !== undefined) await app.register(fastifySession, { secret: SECRET, saveUninitialized: false, cookie: { secure: false }, ...plugins.session })
   if (plugins.secure !== undefined) await app.register(fastifySecureSession, { key: randomBytes(32), cookie: { path: '/' }, ...plugins.secure })
-  app.register(schoolsResources, { catalog, files: demoFiles, authenticate, baseUrl: BASE_URL, ...options })
+  app.register(schoolsResources, { catalog, files: demoFiles, authenticate, baseUrl: BASE_URL, ...options } as FastifySchoolsResourcesOptions)
   return app
 }
 

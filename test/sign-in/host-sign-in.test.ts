@@ -60,7 +60,7 @@ async function hostApp (plugin: Partial<FastifySchoolsResourcesOptions> = {}): P
     baseUrl: BASE_URL,
     files: demoFiles,
     ...plugin
-  })
+  } as FastifySchoolsResourcesOptions)
   await app.ready()
   t.teardown(() => app.close())
   return app
@@ -213,7 +213,7 @@ async function readyWith (options: Record<string, unknown>) {
   const app = Fastify()
   await app.register(fastifyCookie)
   await app.register(fastifySession, { secret: SECRET, cookie: { secure: false } })
-  app.register(schoolsResources, { catalog, files: demoFiles, ...options } as FastifySchoolsResourcesOptions)
+  app.register(schoolsResources, { catalog, files: demoFiles, ...options } as unknown as FastifySchoolsResourcesOptions)
   try {
     await app.ready()
   } finally {

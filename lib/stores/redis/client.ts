@@ -1,5 +1,5 @@
 import { errorCodes } from '../../errors.js'
-import { isStoreUnavailable } from '../store-unavailable.js'
+import { isStoreUnavailable } from '../../errors.js'
 
 const { FST_SR_INVALID_OPTION, FST_SR_STORE_ERROR, FST_SR_STORE_UNAVAILABLE, FST_SR_UNSUPPORTED_REDIS_CLIENT } = errorCodes
 

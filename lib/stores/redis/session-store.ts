@@ -1,4 +1,3 @@
-import type { SessionStore } from '@fastify/session'
 import { errorCodes } from '../../errors.js'
 import { prefixOption, RedisCommands, type RedisCommandClient, type RedisStoreOptions } from './client.js'
 
@@ -41,7 +40,9 @@ function waitOption (options: RedisSessionStoreOptions): { replicas: number, tim
  * bounded by `timeoutMs`; outages reach @fastify/session as FST_SR_STORE_UNAVAILABLE, which the plugin
  * answers with 503, and other failures as FST_SR_STORE_ERROR (500).
  */
-export class RedisSessionStore implements SessionStore {
+// No `implements SessionStore`: that would make this entry's declarations import @fastify/session, which a
+// host using only RedisAttemptStore need not have. test/types/redis.tst.ts checks the contract instead.
+export class RedisSessionStore {
   readonly #redis: RedisCommands
   readonly #prefix: string
   readonly #ttlMs: number

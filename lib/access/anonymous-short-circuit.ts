@@ -2,11 +2,12 @@ import fp from 'fastify-plugin'
 import type { FastifyContextConfig, FastifyPluginCallback, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
 import type { AnonymousRedirect } from '../types.js'
 import { errorCodes } from '../errors.js'
+import { invalidOption } from '../option-checks.js'
 import { kAnonymousRedirect } from '../symbols.js'
-import { answerAnonymous, targetTooLong } from '../redirect/login-redirect.js'
-import { FASTIFY_SESSION, SECURE_SESSION } from './session-adapter.js'
+import { answerAnonymous, targetTooLong } from './anonymous-answer.js'
+import { FASTIFY_SESSION, SECURE_SESSION } from '../session/session-adapter.js'
 
-const { FST_SR_INVALID_OPTION, FST_SR_NO_SECTION, FST_SR_PLUGIN_ORDER } = errorCodes
+const { FST_SR_NO_SECTION, FST_SR_PLUGIN_ORDER } = errorCodes
 
 export interface AnonymousShortCircuitOptions {
   /**
@@ -22,7 +23,7 @@ export interface AnonymousShortCircuitOptions {
  */
 export function sessionCookieName (name: unknown): string {
   if (typeof name !== 'string' || name === '' || !/^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/.test(name)) {
-    throw new FST_SR_INVALID_OPTION('cookieName', 'must be the session cookie\'s name, as given to @fastify/session')
+    invalidOption('cookieName', 'must be the session cookie\'s name, as given to @fastify/session')
   }
   return name
 }

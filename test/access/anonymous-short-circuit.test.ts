@@ -45,7 +45,7 @@ async function buildShortCircuitApp (setup: Setup = {}): Promise<ShortCircuitApp
     idGenerator: () => { built++; return `session-${n++}-${'x'.repeat(24)}` },
     ...setup.session
   })
-  await app.register(schoolsResources, { catalog, authenticate: teacherOnly, baseUrl: BASE_URL, ...setup.plugin })
+  await app.register(schoolsResources, { catalog, authenticate: teacherOnly, baseUrl: BASE_URL, ...setup.plugin } as FastifySchoolsResourcesOptions)
   await app.ready()
   t.teardown(() => app.close())
   return { app, store, catalog, logs, sessionsBuilt: () => built }
