@@ -83,7 +83,7 @@ export async function readCategory (catalog: Catalog, slug: string, query: unkno
 export type IndexEntry = Category & { locked: boolean }
 
 /** The index's categories for `member` (undefined: not signed in), marked or left out as the option says. */
-export function indexCategories (categories: readonly Category[], member: Member | undefined, mode: OutsideAudience): IndexEntry[] {
+function indexCategories (categories: readonly Category[], member: Member | undefined, mode: OutsideAudience): IndexEntry[] {
   const listed = categories.map((c) => ({ ...c, locked: member !== undefined && !canSee(member, c.audience) }))
   // Hidden: a restricted category is listed to members of its audience only, so nobody else learns it exists.
   return mode === 'hide' ? listed.filter((c) => c.audience === undefined || (member !== undefined && !c.locked)) : listed
