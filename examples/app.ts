@@ -93,7 +93,7 @@ export async function buildApp (config: ExampleConfig): Promise<FastifyInstance>
   // builds a session only to throw it away; everything else, members included, takes the normal path
   // through every hook. Registered between the cookie and the session plugins.
   await app.register(anonymousShortCircuit)
-  const store = redis === undefined ? config.sessionStore : new RedisSessionStore(redis.client, { prefix: `${prefix}sess:`, timeoutMs, ...waitFor(redis.waitForReplicas) })
+  const store = redis === undefined ? config.sessionStore : new RedisSessionStore(redis.client, { prefix: `${prefix}sess:`, timeoutMs, ...waitFor(redis.waitForReplicas), log: app.log })
   await registerSessionPlugin(app, config.sessionPlugin ?? 'session', { secret: config.sessionSecret, store, https, maxAge })
   const section: FastifySchoolsResourcesOptions = {
     catalog: new InMemoryCatalog(demoCatalog),

@@ -138,9 +138,18 @@ export function createSentinelClient (sentinels: RedisNode[], name: string) {
   return createSentinel({ name, sentinelRootNodes: sentinels, masterPoolSize: 1, nodeClientOptions: NODE_OPTIONS, sentinelClientOptions: NODE_OPTIONS })
 }
 
-/** A Redis Cluster (REDIS_CLUSTER_NODES): any of its masters to start from; the client finds the others. */
+/**
+ * A Redis Cluster (REDIS_CLUSTER_NODES): any of its masters to start from; the client finds the others.
+ * While a node's connection is lost, the client asks the cluster for its slots again every second
+ * (node-redis's default is 5 s after the first retry): a master killed then costs the cluster's own
+ * failover time, not that plus 5 s of commands sent to the dead node.
+ */
 export function createClusterClient (nodes: RedisNode[]) {
-  return createCluster({ rootNodes: nodes.map(({ host, port }) => ({ url: `redis://${host}:${port}` })), defaults: NODE_OPTIONS })
+  return createCluster({
+    rootNodes: nodes.map(({ host, port }) => ({ url: `redis://${host}:${port}` })),
+    defaults: NODE_OPTIONS,
+    topologyRefreshOnReconnectionAttemptStrategy: 1000
+  })
 }
 
 export type SentinelClient = ReturnType<typeof createSentinelClient>

@@ -330,6 +330,9 @@ export function resolveOptions (raw: object): ResolvedOptions {
     typeof catalog.listCategories !== 'function' || typeof catalog.getCategory !== 'function') {
     invalidOption('catalog', 'is required: an object with listCategories() and getCategory(slug), such as new InMemoryCatalog(data)')
   }
+  for (const read of ['listCategoriesPage', 'getCategoryPage'] as const) {
+    if (catalog[read] !== undefined && typeof catalog[read] !== 'function') invalidOption(`catalog.${read}`, 'must be a function (a paged read: docs/pages-and-views.md#paged-reads), or left out')
+  }
 
   const signIn = opts.signIn ?? true
   if (typeof signIn !== 'boolean') invalidOption('signIn', 'must be true or false')

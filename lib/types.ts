@@ -67,11 +67,69 @@ export interface CategoryWithResources extends Category {
   resources: readonly Resource[]
 }
 
+/** Which page of the index the section reads (docs/pages-and-views.md#paged-reads). */
+export interface CategoriesPageQuery {
+  /** How many categories to skip: a multiple of `limit`. */
+  offset: number
+  /** At most how many categories to give (the section's pageSize). */
+  limit: number
+  /**
+   * Present when the index hides restricted categories (restrictedCategories: 'hide'): list only those
+   * without an audience and those whose audience names one of these groups (empty: a visitor, or a
+   * member without groups). Absent: list every category.
+   */
+  visibleTo?: readonly string[]
+}
+
+/** A page of the index: the categories from `offset`, at most `limit`, and how many there are in all. */
+export interface CategoriesPage {
+  categories: readonly Category[]
+  /** How many categories the whole list has (those `visibleTo` may see, when it is given). */
+  total: number
+}
+
+/** Which page of a category the section reads: the filters as asked, and where the page starts. */
+export interface ResourcesPageQuery {
+  /** How many matching resources to skip: a multiple of `limit`. */
+  offset: number
+  /** At most how many resources to give (the section's pageSize). */
+  limit: number
+  /** Only resources of this subject; absent: every subject. A value that is no subject of the category matches nothing. */
+  subject?: string
+  /** Only resources for this year level; absent: every year level. */
+  year?: string
+}
+
+/** A page of a category: its own fields, the matching resources from `offset`, and the filters' choices. */
+export interface ResourcesPage {
+  category: Category
+  /** The resources that match the filters, from `offset`, at most `limit`, in the category's order. */
+  resources: readonly Resource[]
+  /** How many resources match the filters. */
+  total: number
+  /** How many resources the category has, filters aside. */
+  count: number
+  /** Every subject of the category's resources (all of them, not only the matching ones). */
+  subjects: readonly string[]
+  /** Every year level of the category's resources. */
+  years: readonly string[]
+}
+
 /** Source of categories and resources. Async so that a database or CMS can stand behind it. */
 export interface Catalog {
   listCategories (): Promise<readonly Category[]>
   /** The category with its resources, or undefined when no category has that slug. */
   getCategory (slug: string): Promise<CategoryWithResources | undefined>
+  /**
+   * Optional: one page of the index, so that a catalog backed by a database reads only that page. The
+   * section uses it for the index page (and JSON asking for a page); without it, `listCategories()`.
+   */
+  listCategoriesPage? (query: CategoriesPageQuery): Promise<CategoriesPage>
+  /**
+   * Optional: one page of a category, after the filters, or undefined when no category has that slug.
+   * The section uses it for the category page (and JSON asking for a page); without it, `getCategory()`.
+   */
+  getCategoryPage? (slug: string, query: ResourcesPageQuery): Promise<ResourcesPage | undefined>
 }
 
 export interface CatalogData {

@@ -110,3 +110,10 @@ export function kindOfValue (value: unknown): string {
  * instances) but device cookies have no shared key (`lockout.deviceSecret`).
  */
 export const NO_DEVICE_SECRET_WARNING = 'FST_SR_NO_DEVICE_SECRET'
+
+/**
+ * Code of the log line (a process warning unless the store has a `log`) when a RedisSessionStore's
+ * session writes wait for fewer replicas than `waitForReplicas.replicas` (the primary has fewer online),
+ * and when they wait for all of them again.
+ */
+export const REPLICAS_WARNING = 'FST_SR_WAIT_REPLICAS'

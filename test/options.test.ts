@@ -22,6 +22,8 @@ t.test('wrong options fail app.ready() with an error that names the option', asy
     ['catalog', { authenticate: teacherOnly }],
     ['catalog', { ...base, catalog: { listCategories: () => [] } }],
     ['catalog', { ...base, catalog: null }],
+    ['catalog.getCategoryPage', { ...base, catalog: { listCategories: async () => [], getCategory: async () => undefined, getCategoryPage: true } }],
+    ['catalog.listCategoriesPage', { ...base, catalog: { listCategories: async () => [], getCategory: async () => undefined, listCategoriesPage: {} } }],
     ['authenticate', { catalog }],
     ['authenticate', { ...base, authenticate: 'yes' }],
     ['signIn', { ...base, signIn: 'no' }],

@@ -40,10 +40,26 @@ const DIGITS = /^\d{1,15}$/
 
 /** The page of a list of `total` items that `query.start` asks for, `size` items a page. */
 export function pageWindow (query: unknown, total: number, size: number): PageWindow {
+  return windowAt(Math.min(askedStart(query, size), lastStart(total, size)), size, total)
+}
+
+/**
+ * The start of the page `query.start` asks for (a page boundary), before the list's length is known:
+ * what a paged read asks the catalog for. Off the end, it is corrected by lastStart once the total is.
+ */
+export function askedStart (query: unknown, size: number): number {
   const raw = query !== null && typeof query === 'object' ? (query as Record<string, unknown>).start : undefined
   const asked = typeof raw === 'string' && DIGITS.test(raw) ? Number(raw) : 0
-  const last = total === 0 ? 0 : Math.floor((total - 1) / size) * size
-  const start = Math.min(Math.floor(asked / size) * size, last)
+  return Math.floor(asked / size) * size
+}
+
+/** The start of the last page of a list of `total` items (0 for an empty list). */
+export function lastStart (total: number, size: number): number {
+  return total === 0 ? 0 : Math.floor((total - 1) / size) * size
+}
+
+/** The page that begins at `start` (a page boundary) of a list of `total` items. */
+export function windowAt (start: number, size: number, total: number): PageWindow {
   return {
     start,
     size,

@@ -77,6 +77,11 @@ export interface CategoryViewData {
   /** The filters asked for and the choices the category offers; computed from the category when absent. */
   filter?: ResourceFilter
   /**
+   * How many resources the category has, filters aside; `category.resources.length` when absent. From a
+   * catalog's paged read (getCategoryPage) `category.resources` holds this page's resources only.
+   */
+  count?: number
+  /**
    * Where `resources` (this page's) sit in the filtered list, with links to its neighbours that keep the
    * filters; absent when the list has one page.
    */
@@ -259,9 +264,10 @@ function category (data: CategoryViewData, ctx: PageContext): Page {
   const here = ctx.paths.category(category.slug)
   const chosen = [filter.subject, filter.year].filter((v) => v !== undefined)
   const filtered = chosen.length > 0
+  const count = data.count ?? category.resources.length
 
   let listing: SafeHtml
-  if (category.resources.length === 0) {
+  if (count === 0) {
     listing = html`<p>No resources in this category yet.</p>`
   } else {
     listing = html`<form class="filters" method="get" action="${here}">
@@ -272,7 +278,7 @@ ${select('filter-year', 'year', 'Year level', 'All year levels', filter.years, f
 </fieldset>
 </form>
 <h2 id="resources-heading">Resources</h2>
-<p class="result-count">${resultCount(resources.length, category.resources.length, chosen, data.pagination)}</p>
+<p class="result-count">${resultCount(resources.length, count, chosen, data.pagination)}</p>
 ${resources.length === 0
   ? html`<p>No resources match these filters. <a href="${here}">Show all resources in ${category.title}</a>.</p>`
   : html`<ul class="resources" aria-labelledby="resources-heading">${resources.map((r) => resourceItem(r, category.slug, ctx))}

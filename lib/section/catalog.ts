@@ -1,8 +1,9 @@
 import { win32 } from 'node:path'
-import type { Catalog, CatalogData, Category, CategoryWithResources, Resource } from '../types.js'
+import type { CategoriesPage, CategoriesPageQuery, Catalog, CatalogData, Category, CategoryWithResources, Resource, ResourcesPage, ResourcesPageQuery } from '../types.js'
 import { errorCodes } from '../errors.js'
-import { warnHostMistakeOnce, type MistakeLog } from '../warnings.js'
+import { kindOfValue, warnHostMistakeOnce, type MistakeLog } from '../warnings.js'
 import { UNSAFE_URL_CHARACTERS } from '../redirect/site-origin.js'
+import { choices, matchingResources, sortedChoices } from '../pages/filters.js'
 
 const { FST_SR_INVALID_CATALOG, FST_SR_INVALID_CATALOG_RECORD } = errorCodes
 
@@ -202,6 +203,20 @@ export function namedFile (catalog: Catalog): string | undefined {
 /** Records checked by InMemoryCatalog at construction (frozen): the boundary passes them as they are. */
 const checked = new WeakSet<object>()
 
+/** InMemoryCatalog's pages of a category, each with the whole (frozen) record it was cut from. */
+const wholeRecords = new WeakMap<object, CategoryWithResources>()
+
+/**
+ * The whole record an InMemoryCatalog page of a category was cut from; undefined for a host's page.
+ * The section keys its page cache on it: a host's page holds no more than its own resources.
+ */
+export function wholeRecordOf (page: ResourcesPage): CategoryWithResources | undefined {
+  return wholeRecords.get(page)
+}
+
+/** How many lists of the categories some set of groups may see an InMemoryCatalog keeps (the least recently used go). */
+const VISIBLE_LISTS = 32
+
 /**
  * A catalog held in memory, checked and copied once at construction so that bad data fails at
  * start-up rather than on a visitor's request. Its records are frozen: views cannot alter them.
@@ -209,6 +224,11 @@ const checked = new WeakSet<object>()
 export class InMemoryCatalog implements Catalog {
   readonly #bySlug = new Map<string, CategoryWithResources>()
   readonly #summaries: readonly Category[]
+  readonly #summaryBySlug = new Map<string, Category>()
+  /** Whether every category is open to every member (no audience): then every member sees the whole list. */
+  readonly #open: boolean
+  /** Per set of groups (restrictedCategories: 'hide'), the categories they may see, when some category has an audience. */
+  readonly #visible = new Map<string, readonly Category[]>()
 
   constructor (data: CatalogData) {
     if (data === null || typeof data !== 'object' || !Array.isArray(data.categories)) {
@@ -225,9 +245,11 @@ export class InMemoryCatalog implements Catalog {
       const category = Object.freeze({ ...summary, resources })
       checked.add(category).add(summary)
       this.#bySlug.set(summary.slug, category)
+      this.#summaryBySlug.set(summary.slug, summary)
       return summary
     })
     this.#summaries = Object.freeze(summaries)
+    this.#open = summaries.every((c) => c.audience === undefined)
     checked.add(this.#summaries)
   }
 
@@ -238,6 +260,70 @@ export class InMemoryCatalog implements Catalog {
   async getCategory (slug: string): Promise<CategoryWithResources | undefined> {
     return this.#bySlug.get(slug)
   }
+
+  /** A page of the index: a slice of the list held, so its cost does not grow with the catalog. */
+  async listCategoriesPage ({ offset, limit, visibleTo }: CategoriesPageQuery): Promise<CategoriesPage> {
+    const list = visibleTo === undefined ? this.#summaries : this.#visibleTo(visibleTo)
+    const page = { categories: list.slice(offset, offset + limit), total: list.length }
+    checked.add(page)
+    return page
+  }
+
+  /**
+   * A page of a category: the matching resources are worked out once per filter (filters.ts), so a
+   * page costs a slice of them, whatever the category's size.
+   */
+  async getCategoryPage (slug: string, { offset, limit, subject, year }: ResourcesPageQuery): Promise<ResourcesPage | undefined> {
+    const category = this.#bySlug.get(slug)
+    if (category === undefined) return undefined
+    const { subjects, years } = choices(category)
+    // A value that is no choice matches nothing (the section then asks again without it).
+    const known = (subject === undefined || subjects.includes(subject)) && (year === undefined || years.includes(year))
+    const matching = known ? matchingResources(category, { subject, year }) : []
+    const page = { category: this.#summaryBySlug.get(slug)!, resources: matching.slice(offset, offset + limit), total: matching.length, count: category.resources.length, subjects, years }
+    wholeRecords.set(page, category)
+    return page
+  }
+
+  #visibleTo (groups: readonly string[]): readonly Category[] {
+    if (this.#open) return this.#summaries
+    const key = JSON.stringify([...new Set(groups)].sort())
+    let list = this.#visible.get(key)
+    if (list === undefined) {
+      list = Object.freeze(this.#summaries.filter((c) => c.audience === undefined || c.audience.some((group) => groups.includes(group))))
+      if (this.#visible.size >= VISIBLE_LISTS) this.#visible.delete(this.#visible.keys().next().value!)
+    } else {
+      this.#visible.delete(key)
+    }
+    this.#visible.set(key, list)
+    return list
+  }
+}
+
+/** A count of a paged read: a whole number, 0 or more. */
+function wholeNumber (value: unknown, where: string): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) invalid(where, `must be a whole number of 0 or more, got ${typeof value === 'number' ? value : kindOfValue(value)}`)
+  return value
+}
+
+/** The choices of a paged read: a list of non-empty strings. */
+function choiceList (value: unknown, where: string): string[] {
+  if (!Array.isArray(value)) invalid(where, `must be an array of strings, got ${kindOfValue(value)}`)
+  return value.map((v, i) => text(v, `${where}[${i}]`))
+}
+
+/**
+ * Whether `given` items fit the page asked for and the `total` said; throws when they cannot (over the
+ * limit, or past the total). A page shorter than the total says is allowed (a row deleted between the
+ * count and the page): the answer is how many the page should have held, when it is short.
+ */
+function shortOf (given: number, total: number, { offset, limit }: { offset: number, limit: number }, where: string, what: string): number | undefined {
+  if (given > limit) invalid(`${where}.${what}`, `holds ${given} ${what}, over the limit of ${limit} asked for`)
+  // Past the end (a start off the end: the section then asks for the last page) the page is empty.
+  const left = Math.max(0, total - offset)
+  if (given > left) invalid(`${where}.total`, `is ${total}, fewer than the offset asked for (${offset}) and the ${given} ${what} given: it must count the whole list, not the page`)
+  const expected = Math.min(limit, left)
+  return given < expected ? expected : undefined
 }
 
 /**
@@ -278,7 +364,97 @@ export function checkedCatalog (catalog: Catalog, log: MistakeLog, section: stri
     return 'why' in value
   }
 
+  /** Fails the request closed: says what is wrong (once per key), then the section's 500. */
+  function refuse (key: string, err: unknown, where: string, consequence: string): never {
+    const { field, why } = problemOf(err, where)
+    warn(`${key}:${field}`, field, `the catalog's ${field} ${why}; ${consequence}`)
+    throw new FST_SR_INVALID_CATALOG_RECORD()
+  }
+
+  /** The index's entries checked (`where` names each), a bad one left out with a warn line. */
+  function listed (list: readonly unknown[], where: (i: number) => string, visibleTo?: readonly string[]): Category[] {
+    const categories: Category[] = []
+    list.forEach((raw: unknown, i) => {
+      const at = where(i)
+      const copy = checked.has(raw as object) ? raw as Category : once(summaries, raw, () => copyCategory(raw, at), at)
+      const name = recordName((raw as { slug?: unknown } | null)?.slug, i)
+      if (isProblem(copy)) {
+        warn(`list:${name}:${copy.field}`, copy.field, `a category of the catalog's ${at.slice(0, at.indexOf('('))}() is left out of the section index: ${copy.field} ${copy.why}`)
+      } else if (visibleTo !== undefined && copy.audience !== undefined && !copy.audience.some((group) => visibleTo.includes(group))) {
+        // Hidden categories stay hidden (restrictedCategories: 'hide'), whatever the catalog gives.
+        warn(`list:${name}:visibleTo`, `${at}.audience`, `a category of the catalog's listCategoriesPage() is left out of the section index: ${at} is outside the groups of query.visibleTo; list only the categories those groups may see`)
+      } else {
+        categories.push(copy)
+      }
+    })
+    return categories
+  }
+
+  const paged: Pick<Catalog, 'listCategoriesPage' | 'getCategoryPage'> = {}
+  if (typeof catalog.listCategoriesPage === 'function') {
+    paged.listCategoriesPage = async (query) => {
+      const raw: unknown = await catalog.listCategoriesPage!(query)
+      if (checked.has(raw as object)) return raw as CategoriesPage
+      const where = 'listCategoriesPage()'
+      let total: number
+      let list: unknown[]
+      let short: number | undefined
+      try {
+        if (raw === null || typeof raw !== 'object') invalid(where, `must resolve to { categories, total }, got ${kindOfValue(raw)}`)
+        list = (raw as { categories?: unknown }).categories as unknown[]
+        if (!Array.isArray(list)) invalid(`${where}.categories`, `must be an array, got ${kindOfValue(list)}`)
+        total = wholeNumber((raw as { total?: unknown }).total, `${where}.total`)
+        short = shortOf(list.length, total, query, where, 'categories')
+      } catch (err) {
+        return refuse('page', err, where, 'the section index answers with the 500 page until it does')
+      }
+      if (short !== undefined) {
+        warn('page:short', `${where}.total`, `the catalog's ${where} gave ${list.length} categories at offset ${query.offset} where its total (${total}) says ${short}: the pager counts pages the list does not have`)
+      }
+      return { categories: listed(list, (i) => `${where}.categories[${i}]`, query.visibleTo), total }
+    }
+  }
+  if (typeof catalog.getCategoryPage === 'function') {
+    paged.getCategoryPage = async (slug, query) => {
+      const raw: unknown = await catalog.getCategoryPage!(slug, query)
+      if (raw === null || raw === undefined) return undefined
+      if (wholeRecords.has(raw)) return raw as ResourcesPage
+      const where = `getCategoryPage(${JSON.stringify(slug)})`
+      const fields = raw as Record<string, unknown>
+      let page: Omit<ResourcesPage, 'resources'>
+      let short: number | undefined
+      try {
+        if (typeof raw !== 'object') invalid(where, `must resolve to { category, resources, total, count, subjects, years }, or undefined for no such category; got ${kindOfValue(raw)}`)
+        const category = copyCategory(fields.category, `${where}.category`)
+        if (category.slug !== slug) invalid(`${where}.category.slug`, `must be the slug asked for, got ${JSON.stringify(category.slug)}`)
+        if (!Array.isArray(fields.resources)) invalid(`${where}.resources`, `must be an array, got ${kindOfValue(fields.resources)}`)
+        const total = wholeNumber(fields.total, `${where}.total`)
+        const count = wholeNumber(fields.count, `${where}.count`)
+        if (count < total) invalid(`${where}.count`, `is ${count}, fewer than total (${total}): count is every resource of the category, total those that match the filters`)
+        short = shortOf(fields.resources.length, total, query, where, 'resources')
+        const { subjects, years } = sortedChoices(choiceList(fields.subjects, `${where}.subjects`), choiceList(fields.years, `${where}.years`))
+        page = { category, total, count, subjects: Object.freeze(subjects), years: Object.freeze(years) }
+      } catch (err) {
+        return refuse(`${slug}:page`, err, where, 'members who open the category get the 500 page until it is fixed')
+      }
+      if (short !== undefined) {
+        warn(`${slug}:page:short`, `${where}.total`, `the catalog's ${where} gave ${(fields.resources as unknown[]).length} resources at offset ${query.offset} where its total (${page.total}) says ${short}: the pager counts pages the list does not have`)
+      }
+      const resources = copyResources(fields.resources, where, (problem, resource) => {
+        warn(`${slug}:resource:${resource}`, problem.field,
+          `a resource of the catalog's category "${slug}" is left out of its page and JSON: ${problem.field} ${problem.why}`)
+      }).filter((r) => {
+        if ((query.subject === undefined || r.subject === query.subject) && (query.year === undefined || r.yearLevels.includes(query.year))) return true
+        warn(`${slug}:filter`, `${where}.resources`, `a resource of the catalog's category "${slug}" is left out of its page: ${where} gave "${r.id}", which does not match the filters asked for (${JSON.stringify({ subject: query.subject, year: query.year })}); give only matching resources`)
+        return false
+      })
+      return Object.freeze({ ...page, resources: Object.freeze(resources) })
+    }
+  }
+
   return {
+    ...paged,
+
     async listCategories () {
       const list: unknown = await catalog.listCategories()
       if (checked.has(list as object)) return list as readonly Category[]
@@ -286,22 +462,7 @@ export function checkedCatalog (catalog: Catalog, log: MistakeLog, section: stri
         warn('list', 'listCategories()', `the catalog's listCategories() must resolve to an array of categories, got ${list === null ? 'null' : typeof list}; the section index answers with the 500 page until it does`)
         throw new FST_SR_INVALID_CATALOG_RECORD()
       }
-      const listed: Category[] = []
-      list.forEach((raw: unknown, i) => {
-        if (checked.has(raw as object)) {
-          listed.push(raw as Category)
-          return
-        }
-        const where = `listCategories()[${i}]`
-        const copy = once(summaries, raw, () => copyCategory(raw, where), where)
-        if (!isProblem(copy)) {
-          listed.push(copy)
-          return
-        }
-        warn(`list:${recordName((raw as { slug?: unknown } | null)?.slug, i)}:${copy.field}`, copy.field,
-          `a category of the catalog's listCategories() is left out of the section index: ${copy.field} ${copy.why}`)
-      })
-      return listed
+      return listed(list, (i) => `listCategories()[${i}]`)
     },
 
     async getCategory (slug) {

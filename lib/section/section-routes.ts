@@ -1,16 +1,16 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import type { Catalog, Category, CategoryWithResources, FileResource, Member } from '../types.js'
+import type { Catalog, FileResource, Member } from '../types.js'
 import type { MemberLookup } from '../session/member.js'
 import { wantsJson } from '../pages/negotiation.js'
 import { isFileResource } from '../pages/views.js'
 import type { PageRenderer, SectionPaths } from '../pages/page-renderer.js'
-import { applyFilter, resourceFilter, type ResourceFilter } from '../pages/filters.js'
-import { asksForPage, pageHref, pageOf, pageWindow, pagination, type PageWindow } from '../pages/pagination.js'
-import { grantedAccess, type OutsideAudience } from '../access/access-guard.js'
+import type { ResourceFilter } from '../pages/filters.js'
+import { asksForPage, pageHref, pagination, type PageWindow } from '../pages/pagination.js'
+import { grantedAccess } from '../access/access-guard.js'
 import { guardedAnswers, membersOnlyRoute, type MembersOnlyDeps } from '../access/members-only-kit.js'
-import { canSee } from '../access/audience.js'
 import { page, redirect, routeSchema, STORE_DOWN, type OpenApi, type RouteDoc } from '../pages/openapi.js'
 import { isSlug } from './catalog.js'
+import { readCategory, readIndex, type CategoryRead } from './catalog-reads.js'
 
 // Every page here depends on the session (the member's name, the logout token), so no cache keeps any.
 const PRIVATE = 'private, no-store'
@@ -86,13 +86,6 @@ export interface SectionDeps extends MembersOnlyDeps {
   openapi: OpenApi
 }
 
-/** The index's categories for `member` (undefined: not signed in), marked or left out as the option says. */
-function indexCategories (categories: readonly Category[], member: Member | undefined, mode: OutsideAudience) {
-  const listed = categories.map((c) => ({ ...c, locked: member !== undefined && !canSee(member, c.audience) }))
-  // Hidden: a restricted category is listed to members of its audience only, so nobody else learns it exists.
-  return mode === 'mark' ? listed : listed.filter((c) => c.audience === undefined || (member !== undefined && !c.locked))
-}
-
 function fileAsUrl ({ file: _file, ...fields }: FileResource, url: string) {
   return { ...fields, url }
 }
@@ -134,47 +127,41 @@ export function sectionRoutes (fastify: FastifyInstance, deps: SectionDeps): voi
 
   async function sectionIndex (request: FastifyRequest, reply: FastifyReply) {
     const member = await memberOf(request) ?? undefined
-    const categories = indexCategories(await catalog.listCategories(), member, deps.restrictedCategories)
-    const window = pageWindow(request.query, categories.length, deps.pageSize)
+    const json = wantsJson(request)
+    // JSON is paged only when asked (`?start=`): JSON clients written before paging still get the whole list.
+    const paged = !json || asksForPage(request.query)
+    const { categories, window } = await readIndex(catalog, request.query, deps.pageSize, !paged, member, deps.restrictedCategories)
     reply.header('cache-control', PRIVATE).header('vary', 'Accept')
-    if (wantsJson(request)) {
-      // Paged only when asked (`?start=`): JSON clients written before paging still get the whole list.
-      const paged = asksForPage(request.query)
-      const listed = (paged ? pageOf(categories, window) : categories)
-        .map((c) => ({ slug: c.slug, title: c.title, description: c.description, url: paths.category(c.slug), locked: c.locked }))
+    if (json) {
+      const listed = categories.map((c) => ({ slug: c.slug, title: c.title, description: c.description, url: paths.category(c.slug), locked: c.locked }))
       return paged ? { categories: listed, page: pageJson(window) } : { categories: listed }
     }
     const ctx = pages.context(member, reply)
     const shown = pagination(window, (start) => pageHref(paths.index, {}, start))
-    return pages.sendView(reply, 'index', { categories: pageOf(categories, window), ...(shown === undefined ? {} : { pagination: shown }) }, ctx)
+    return pages.sendView(reply, 'index', { categories, ...(shown === undefined ? {} : { pagination: shown }) }, ctx)
   }
 
   async function categoryPage (request: FastifyRequest, reply: FastifyReply) {
     // The guard has redirected everyone else, so access is always granted here.
-    const { member, target: category } = grantedAccess<CategoryWithResources>(request)!
-    const filter = resourceFilter(category, request.query)
-    const matching = applyFilter(category.resources, filter)
-    const window = pageWindow(request.query, matching.length, deps.pageSize)
+    const { member, target } = grantedAccess<CategoryRead>(request)!
+    const { category, resources, filter, window } = target
     reply.header('cache-control', PRIVATE).header('vary', 'Accept')
     if (wantsJson(request)) {
       const { resources: _all, ...summary } = category
-      const paged = asksForPage(request.query)
       const answer = {
         category: summary,
         // A file resource's path on disk stays ours: JSON clients get its download address as its url.
-        resources: (paged ? pageOf(matching, window) : matching).map((r) => isFileResource(r) ? fileAsUrl(r, paths.file(category.slug, r)) : r),
+        resources: resources.map((r) => isFileResource(r) ? fileAsUrl(r, paths.file(category.slug, r)) : r),
         filter: { subject: filter.subject ?? null, year: filter.year ?? null, subjects: filter.subjects, years: filter.years }
       }
-      return paged ? { ...answer, page: pageJson(window) } : answer
+      // The route read every matching resource unless the query asked for a page (findCategory).
+      return asksForPage(request.query) ? { ...answer, page: pageJson(window) } : answer
     }
     const here = paths.category(category.slug)
-    const data = {
-      category,
-      resources: pageOf(matching, window),
-      filter,
-      pagination: pagination(window, (start) => pageHref(here, filterParams(filter), start))
-    }
-    return pages.sendCategory(reply, data, window.start, member, pages.csrfToken(member, reply))
+    const data = { category, resources, filter, count: target.count, pagination: pagination(window, (start) => pageHref(here, filterParams(filter), start)) }
+    if (target.cacheable) return pages.sendCategory(reply, data, window.start, member, pages.csrfToken(member, reply))
+    // A host's page of its own (a paged read): rendered for this request only, as it may change on the next.
+    return pages.sendView(reply, 'category', data, pages.context(member, reply))
   }
 
   const notFound = notFoundAnswer(deps)
@@ -190,10 +177,11 @@ export function sectionRoutes (fastify: FastifyInstance, deps: SectionDeps): voi
   if (!fastify.hasRoute({ method: 'GET', url: paths.index.slice(0, -1) })) fastify.get(prefix, { schema: routeSchema(deps.openapi, index, INDEX_JSON) }, sectionIndex)
 
   /** `resources/<slug>/` or `resources/<slug>` → the category; any other shape is no category. */
-  function findCategory (request: FastifyRequest): Promise<CategoryWithResources | undefined> | undefined {
+  function findCategory (request: FastifyRequest): Promise<CategoryRead | undefined> | undefined {
     const rest = (request.params as { '*': string })['*']
     const slug = rest.endsWith('/') ? rest.slice(0, -1) : rest
-    return isSlug(slug) ? catalog.getCategory(slug) : undefined
+    // One read for the guard and the page: the page the query asks for, or (JSON asking for no page) every resource.
+    return isSlug(slug) ? readCategory(catalog, slug, request.query, deps.pageSize, wantsJson(request) && !asksForPage(request.query)) : undefined
   }
 
   // In the legacy order: a member asking for a category that does not exist lands on the section index.

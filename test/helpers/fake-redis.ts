@@ -18,6 +18,10 @@ export class FakeRedis extends RedisClient<{}, {}, {}, 2, {}> {
   hang = false
   /** What WAIT answers: the replicas that confirmed the writes. */
   replicas = 0
+  /** What INFO replication says: the primary's replication id and its replicas online. */
+  replid = 'fake-primary'
+  role = 'master'
+  online = 1
   now = (): number => Date.now()
 
   #live (key: string): Entry | undefined {
@@ -52,6 +56,10 @@ export class FakeRedis extends RedisClient<{}, {}, {}, 2, {}> {
         return 'OK'
       }
       case 'WAIT': return this.replicas
+      case 'INFO': return ['# Replication', `role:${this.role}`, `connected_slaves:${this.online + 1}`,
+        ...Array.from({ length: this.online }, (_, i) => `slave${i}:ip=127.0.0.1,port=${7000 + i},state=online,offset=1,lag=0`),
+        // One more connected but still syncing: not online, not counted.
+        `slave${this.online}:ip=127.0.0.1,port=7999,state=wait_bgsave,offset=0,lag=0`, `master_replid:${this.replid}`, ''].join('\r\n')
       case 'DEL': return this.data.delete(rest[0]) ? 1 : 0
       case 'PEXPIRE': {
         const entry = this.#live(rest[0])

@@ -127,12 +127,18 @@ export class SentinelSet {
     return /role:master/.test(info) && (info.match(/state=online/g) ?? []).length === this.servers.length - 1
   }
 
-  /** SENTINEL FAILOVER, resolved once the other server is primary and the old one its replica in sync. */
-  async failover (): Promise<number> {
+  /**
+   * SENTINEL FAILOVER, resolved once the other server is primary and the old one its replica in sync; or,
+   * with `settle` false, once the sentinels name the other server (the old primary rejoins ~15 s later).
+   */
+  async failover (settle = true): Promise<number> {
     const before = await this.primary()
     const answer = await cli(this.sentinels[0], 'SENTINEL', 'FAILOVER', SENTINEL_NAME)
     if (answer !== 'OK') throw new Error(`SENTINEL FAILOVER: ${answer}`)
-    return this.#promoted(before)
+    if (settle) return this.#promoted(before)
+    let after = before
+    await until('the sentinels to name the new primary', async () => (after = await this.primary()) !== before)
+    return after
   }
 
   /** Kills the primary; resolves once the sentinels have promoted the replica. */
@@ -170,7 +176,7 @@ export class SentinelSet {
   }
 }
 
-/** Three masters, no replicas, slots split by redis-cli --cluster create. */
+/** Three masters, no replicas (addReplica() gives one), slots split by redis-cli --cluster create. */
 export class RedisCluster3 {
   readonly #processes: Processes
   readonly ports: number[]
@@ -213,6 +219,22 @@ export class RedisCluster3 {
 
   async kill (port: number): Promise<void> {
     await this.#processes.kill(port)
+  }
+
+  /** Starts a node of its own as a replica of the master on `port`; resolves once it is in sync. */
+  async addReplica (port: number): Promise<number> {
+    const replica = await freePort()
+    await this.#processes.start(replica, ['cluster-enabled yes', `cluster-config-file nodes-${replica}.conf`, 'cluster-node-timeout 1000'])
+    const id = await cli(port, 'CLUSTER', 'MYID')
+    // No 5 s wait for more replicas before the sync (repl-diskless-sync-delay); no 1 s polls of
+    // redis-cli --cluster add-node: MEET, then REPLICATE once the new node knows the master.
+    await cli(port, 'CONFIG', 'SET', 'repl-diskless-sync-delay', '0')
+    await cli(replica, 'CLUSTER', 'MEET', '127.0.0.1', String(port))
+    await until(`node ${replica} to know ${port}`, async () => (await cli(replica, 'CLUSTER', 'NODES')).includes(id))
+    const answer = await cli(replica, 'CLUSTER', 'REPLICATE', id)
+    if (answer !== 'OK') throw new Error(`CLUSTER REPLICATE: ${answer}`)
+    await until(`a replica of ${port} in sync`, async () => /slave0:.*state=online/.test(await cli(port, 'INFO', 'replication')))
+    return replica
   }
 
   /** Starts a killed node again from its nodes.conf, and waits until the cluster is whole. */

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { applyFilter, resourceFilter } from '../../lib/pages/filters.js'
+import { applyFilter, askedFilter, matchingResources, resourceFilter } from '../../lib/pages/filters.js'
 import { InMemoryCatalog } from '../../lib/index.js'
 import { demoCatalog } from '../../examples/demo-catalog.js'
 
@@ -32,8 +32,20 @@ t.test('known values filter; unknown, empty, repeated or non-string values mean 
   ]) {
     const f = resourceFilter(maths, query)
     t.same([f.subject, f.year], [undefined, undefined], JSON.stringify(query) ?? 'undefined')
+    // What a paged read asks the catalog for: any string but '' (the catalog's choices decide the rest).
+    t.same(askedFilter(query), typeof query === 'object' && query?.subject === 'Science' ? { subject: 'Science', year: 'Year 11' } : {})
     t.equal(applyFilter(maths.resources, f).length, 4)
   }
   const yearOnly = resourceFilter(maths, { year: 'Year 4' })
   t.same(applyFilter(maths.resources, yearOnly).map((r) => r.id), ['maths-fractions-wall'])
+})
+
+t.test('matchingResources: worked out once per record and filter, the whole list unfiltered', async (t) => {
+  const maths = (await catalog.getCategory('maths'))!
+  t.equal(matchingResources(maths, { subject: undefined, year: undefined }), maths.resources)
+  const sevens = matchingResources(maths, { subject: undefined, year: 'Year 7' })
+  t.same(sevens, applyFilter(maths.resources, { subject: undefined, year: 'Year 7' }))
+  t.equal(matchingResources(maths, { subject: undefined, year: 'Year 7' }), sevens, 'the same list again')
+  t.ok(Object.isFrozen(sevens))
+  t.same(matchingResources(maths, { subject: 'Mathematics', year: 'Year 7' }).map((r) => r.id), ['maths-linear-equations'])
 })

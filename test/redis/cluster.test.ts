@@ -1,5 +1,6 @@
 import t from 'tap'
 import { createClusterClient } from '../../examples/redis.js'
+import { RedisSessionStore } from '../../lib/stores/redis/index.js'
 import { postLogin, signIn, TEACHER } from '../helpers/app.js'
 import { requireRedis } from '../helpers/redis.js'
 import { trySignInOverHttp, startExampleServer } from '../helpers/example-server.js'
@@ -42,6 +43,26 @@ if (requireRedis(t)) {
       t.type(cookie, 'string', `signed in (${cookie})`)
       t.equal((await fetch(`${server.address}${MATHS}`, { headers: { cookie: String(cookie) } })).status, 200)
       t.match(server.stdout(), /sessions in Redis at Cluster 127\.0\.0\.1:\d+/)
+    })
+
+    await t.test('waitForReplicas: INFO and WAIT go to the master that holds the key', async (t) => {
+      // One master with a replica, two without: a write on the first waits for its replica; on the
+      // others, for none (logged once per master). node-redis 6 alone would send WAIT to every master
+      // (the least answer: 0 of 1) and INFO to any node.
+      const replicated = cluster.ports[2]
+      await cluster.addReplica(replicated)
+      const logged: string[] = []
+      const store = new RedisSessionStore(client, { prefix: `${prefix}wait:`, waitForReplicas: { replicas: 1, timeoutMs: 2000 }, log: { warn: (_fields, message) => logged.push(message) } })
+      const masters = new Set<number>()
+      for (let i = 0; i < 12; i++) {
+        const node = await cluster.nodeOf(`${prefix}wait:s${i}`)
+        masters.add(node)
+        t.equal(await new Promise((resolve) => store.set(`s${i}`, { cookie: {} }, resolve)), undefined, `a session written on ${node}${node === replicated ? ', with its replica' : ''}`)
+      }
+      t.ok(masters.has(replicated) && masters.size === 3, 'on every master')
+      t.equal(logged.length, 2, `only the two masters without a replica said so: ${logged.join(' | ')}`)
+      t.match(logged, [/wait for 0 replica\(s\), not 1/, /wait for 0 replica\(s\), not 1/])
+      t.match(await cli(replicated, 'INFO', 'replication'), /slave0:.*state=online/, 'the replica is still there')
     })
 
     await t.test('a master killed: 503s (CLUSTERDOWN, a lost node), never a 500, then service again', async (t) => {

@@ -17,6 +17,8 @@ test('RedisSessionStore is a @fastify/session store', () => {
   expect(new RedisSessionStore(client)).type.toBeAssignableTo<SessionStore>()
   expect(RedisSessionStore).type.toBeConstructableWith(client, { prefix: 'sess:', timeoutMs: 100, ttlMs: 60_000, waitForReplicas: { replicas: 1 } })
   expect<RedisSessionStoreOptions>().type.toBeAssignableTo<RedisStoreOptions>()
+  expect(RedisSessionStore).type.toBeConstructableWith(client, { waitForReplicas: { replicas: 1, timeoutMs: 1000, lostReplicasMs: 3000 }, log: { warn: (_fields: object, _message: string) => {} } })
+  expect(RedisSessionStore).type.not.toBeConstructableWith(client, { log: console.log })
   expect(RedisSessionStore).type.not.toBeConstructableWith(client, { ttl: 60 })
   expect(RedisSessionStore).type.not.toBeConstructableWith()
 })

@@ -83,8 +83,9 @@ export function prefixOption (options: RedisStoreOptions, fallback: string): str
 }
 
 // Error replies that a wait fixes: a replica not yet promoted, a Redis loading its data, a cluster or a
-// Sentinel set between masters, a script still running, too few replicas for min-replicas-to-write.
-const OUTAGE_REPLY = /^(READONLY|LOADING|CLUSTERDOWN|TRYAGAIN|MASTERDOWN|NOREPLICAS|BUSY|MOVED|ASK)\b/
+// Sentinel set between masters, a script still running, too few replicas for min-replicas-to-write, a
+// master turned replica under a WAIT (UNBLOCKED) or before it (WAIT refused on a replica).
+const OUTAGE_REPLY = /^(READONLY|LOADING|CLUSTERDOWN|TRYAGAIN|MASTERDOWN|NOREPLICAS|BUSY|MOVED|ASK|UNBLOCKED|ERR WAIT cannot be used with replica)\b/
 const PROGRAMMING_ERRORS = new Set(['TypeError', 'RangeError', 'ReferenceError', 'SyntaxError'])
 
 /**
@@ -175,15 +176,28 @@ function breakerOf (client: object, options: RedisStoreOptions): Breaker {
   return found
 }
 
-type Send = (key: string, args: string[]) => Promise<unknown>
+type Send = (key: string, args: string[], onNode: boolean) => Promise<unknown>
+type NodeClient = { sendCommand (args: string[]): Promise<unknown> }
 
-/** The client's sendCommand as one shape: every command names the one key it touches. */
+/**
+ * The client's sendCommand as one shape: every command names the one key it touches. `onNode`: a
+ * command about the node that holds the key rather than the key (INFO, WAIT), sent on that node's
+ * connection.
+ */
 function sender (client: RedisCommandClient, kind: Kind): Send {
   const send = client.sendCommand.bind(client) as (...args: unknown[]) => Promise<unknown>
   // Never a replica: a read must see the write just made (a sign-in, then its first page).
   if (kind === 'sentinel') return (_key, args) => send(false, args)
-  // The key picks the slot, so the node; every script touches one key, so slots never cross.
-  if (kind === 'cluster') return (key, args) => send(key, false, args)
+  if (kind === 'cluster') {
+    // node-redis 6 sends a keyless command by its own policy (WAIT to every master, INFO to any node),
+    // whatever key it is given: such a command goes to the key's master's connection itself.
+    const { getNodeClientForKey } = client as { getNodeClientForKey?: (key: string, isReadonly: boolean) => Promise<NodeClient> }
+    const toNode = typeof getNodeClientForKey === 'function'
+      ? (key: string, args: string[]) => getNodeClientForKey.call(client, key, false).then((node) => node.sendCommand(args))
+      : (key: string, args: string[]) => send(key, false, args)
+    // The key picks the slot, so the node; every script touches one key, so slots never cross.
+    return (key, args, onNode) => onNode ? toNode(key, args) : send(key, false, args)
+  }
   return (_key, args) => send(args)
 }
 
@@ -207,9 +221,10 @@ export class RedisCommands {
   /**
    * Sends one command about `key`. `always` skips the open breaker's refusal (a sign-out's DEL is tried
    * whatever the breaker says), though its answer still counts. `waitMs` is added to the bound, for a
-   * command that waits on purpose (WAIT).
+   * command that waits on purpose (WAIT). `onNode`: a command about the node holding `key` (INFO, WAIT),
+   * sent on the connection that wrote the key.
    */
-  send (key: string, args: string[], always = false, waitMs = 0): Promise<unknown> {
+  send (key: string, args: string[], always = false, waitMs = 0, onNode = false): Promise<unknown> {
     const refusal = always ? undefined : this.#breaker.refusal()
     if (refusal !== undefined) return Promise.reject(new FST_SR_STORE_UNAVAILABLE(refusal))
     let timer: NodeJS.Timeout | undefined
@@ -217,7 +232,7 @@ export class RedisCommands {
     const timeout = new Promise<never>((_resolve, reject) => {
       timer = setTimeout(() => reject(new FST_SR_STORE_UNAVAILABLE(`no answer from Redis within ${bound} ms (${args[0]})`)), bound)
     })
-    const answer = Promise.resolve().then(() => this.#send(key, args)).catch((err: unknown) => { throw storeError(err, args[0]) })
+    const answer = Promise.resolve().then(() => this.#send(key, args, onNode)).catch((err: unknown) => { throw storeError(err, args[0]) })
     return Promise.race([answer, timeout]).finally(() => clearTimeout(timer)).then((reply) => {
       this.#breaker.answered()
       return reply

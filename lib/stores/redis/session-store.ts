@@ -1,4 +1,5 @@
 import { errorCodes } from '../../errors.js'
+import { emitProcessWarning, REPLICAS_WARNING } from '../../warnings.js'
 import { prefixOption, RedisCommands, type RedisCommandClient, type RedisStoreOptions } from './client.js'
 
 export interface RedisSessionStoreOptions extends RedisStoreOptions {
@@ -11,8 +12,15 @@ export interface RedisSessionStoreOptions extends RedisStoreOptions {
    * After each session write, `WAIT` until `replicas` replicas have it, at most `timeoutMs`; fewer is a
    * 503 (FST_SR_STORE_UNAVAILABLE), so a sign-in is answered 303 only once its session would survive a
    * failover to one of them. Off by default (one Redis has no replica to wait for).
+   * It waits for no more replicas than the primary has online (`INFO replication`): a primary just
+   * promoted, whose old primary is dead, takes writes at once, unreplicated. A primary that had them and
+   * lost them (an old primary being replaced, a replica that died) refuses writes (503) for
+   * `lostReplicasMs` (default 5000), longer than clients take to follow a failover, before it takes them
+   * with fewer. Each change is logged once (`log`).
    */
-  waitForReplicas?: { replicas: number, timeoutMs?: number }
+  waitForReplicas?: { replicas: number, timeoutMs?: number, lostReplicasMs?: number }
+  /** Where the store says that it waits for fewer replicas, and when it is back to `replicas` (default: a process warning). */
+  log?: { warn: (fields: object, message: string) => void }
 }
 
 type Callback = (err?: unknown) => void
@@ -21,17 +29,42 @@ type GetCallback = (err: unknown, result?: any) => void
 const ONE_DAY = 24 * 60 * 60 * 1000
 const { FST_SR_INVALID_OPTION, FST_SR_STORE_UNAVAILABLE } = errorCodes
 const DEFAULT_WAIT_MS = 500
+const DEFAULT_LOST_REPLICAS_MS = 5000
 
-function waitOption (options: RedisSessionStoreOptions): { replicas: number, timeoutMs: number } | undefined {
+interface WaitSettings { replicas: number, timeoutMs: number, lostReplicasMs: number }
+
+function waitOption (options: RedisSessionStoreOptions): WaitSettings | undefined {
   const wait = options.waitForReplicas
   if (wait === undefined) return undefined
-  const replicas = (wait as { replicas?: unknown } | null)?.replicas
-  const timeoutMs = (wait as { timeoutMs?: unknown } | null)?.timeoutMs ?? DEFAULT_WAIT_MS
-  if (!Number.isSafeInteger(replicas) || (replicas as number) < 1 || !Number.isSafeInteger(timeoutMs) || (timeoutMs as number) < 1) {
-    throw new FST_SR_INVALID_OPTION('waitForReplicas', 'must be { replicas, timeoutMs }: a positive whole number of replicas, and of milliseconds (default 500)')
+  const given = (wait ?? {}) as { replicas?: unknown, timeoutMs?: unknown, lostReplicasMs?: unknown }
+  const settings = { replicas: given.replicas, timeoutMs: given.timeoutMs ?? DEFAULT_WAIT_MS, lostReplicasMs: given.lostReplicasMs ?? DEFAULT_LOST_REPLICAS_MS }
+  if (!Object.values(settings).every((value) => Number.isSafeInteger(value) && (value as number) >= 1)) {
+    throw new FST_SR_INVALID_OPTION('waitForReplicas', 'must be { replicas, timeoutMs, lostReplicasMs }: a positive whole number of replicas, and of milliseconds (defaults 500 and 5000)')
   }
-  return { replicas: replicas as number, timeoutMs: timeoutMs as number }
+  return settings as WaitSettings
 }
+
+/**
+ * What `INFO replication` says of a node: its role, its replication id (new at each promotion) and its
+ * replicas online.
+ */
+export function replicationOf (info: unknown): { role: string, replid: string, online: number } {
+  const text = String(info)
+  return {
+    role: /^role:(\S+)/m.exec(text)?.[1] ?? '',
+    replid: /^master_replid:(\S+)/m.exec(text)?.[1] ?? '',
+    online: (text.match(/^slave\d+:.*state=online/gm) ?? []).length
+  }
+}
+
+/**
+ * A primary (by replication id) a store has written to: the most replicas seen online, since when fewer
+ * than that are, and the replicas its writes wait for when fewer than asked (logged when it changes).
+ */
+interface Primary { most: number, fewerSince: number, degradedTo: number | undefined }
+
+// Primaries are forgotten after this many newer ones (a Cluster has one per master).
+const REMEMBERED_PRIMARIES = 32
 
 /**
  * A session store for @fastify/session on Redis, so that every instance behind a load balancer sees the
@@ -46,12 +79,18 @@ export class RedisSessionStore {
   readonly #redis: RedisCommands
   readonly #prefix: string
   readonly #ttlMs: number
-  readonly #wait: { replicas: number, timeoutMs: number } | undefined
+  readonly #wait: WaitSettings | undefined
+  readonly #log: (message: string) => void
+  readonly #primaries = new Map<string, Primary>()
 
   constructor (client: RedisCommandClient, options: RedisSessionStoreOptions = {}) {
     this.#redis = new RedisCommands(client, 'RedisSessionStore', options)
     this.#prefix = prefixOption(options, 'schools-resources:sess:')
     this.#wait = waitOption(options)
+    const log = options.log
+    this.#log = log === undefined
+      ? (message) => emitProcessWarning(message, 'UserWarning', REPLICAS_WARNING)
+      : (message) => log.warn({ code: REPLICAS_WARNING }, message)
     const ttl = options.ttlMs ?? ONE_DAY
     if (!Number.isSafeInteger(ttl) || ttl < 1) throw new FST_SR_INVALID_OPTION('ttlMs', 'must be a positive whole number of milliseconds')
     this.#ttlMs = ttl
@@ -65,15 +104,63 @@ export class RedisSessionStore {
     return Number.isNaN(at) ? this.#ttlMs : at - Date.now()
   }
 
-  /** A write, then (with `waitForReplicas`) the replicas' confirmation of it, on the same connection. */
+  /**
+   * A write, then (with `waitForReplicas`) what its primary has and the replicas' confirmation of it, on
+   * the same connection (a Cluster: the key's master's).
+   */
   async #write (key: string, args: string[], always = false): Promise<void> {
     await this.#redis.send(key, args, always)
     if (this.#wait === undefined) return
-    const { replicas, timeoutMs } = this.#wait
-    const confirmed = Number(await this.#redis.send(key, ['WAIT', String(replicas), String(timeoutMs)], always, timeoutMs))
+    const { timeoutMs } = this.#wait
+    const replicas = this.#replicasFor(replicationOf(await this.#redis.send(key, ['INFO', 'replication'], always, 0, true)))
+    if (replicas === 0) return
+    const confirmed = Number(await this.#redis.send(key, ['WAIT', String(replicas), String(timeoutMs)], always, timeoutMs, true))
     if (confirmed < replicas) {
       throw new FST_SR_STORE_UNAVAILABLE(`${confirmed} of ${replicas} replicas confirmed the session write within ${timeoutMs} ms (waitForReplicas)`)
     }
+  }
+
+  /**
+   * How many replicas to wait for on this primary: `replicas`, or as many as are online if fewer. Fewer
+   * than this primary had is refused (503) for `lostReplicasMs` first: an old primary that a failover is
+   * replacing has lost its replica too, and a write it took now would be lost when it rejoins as a replica.
+   */
+  #replicasFor ({ role, replid, online }: { role: string, replid: string, online: number }): number {
+    const { replicas, lostReplicasMs } = this.#wait!
+    // A master demoted between the write and now (a Cluster's old master): the write may be lost.
+    if (role !== 'master') throw new FST_SR_STORE_UNAVAILABLE(`the node that took the session write is a ${role || 'node of unknown role'} now, not a primary (a failover); not confirmed (waitForReplicas)`)
+    let primary = this.#primaries.get(replid)
+    if (primary === undefined) {
+      primary = { most: 0, fewerSince: 0, degradedTo: undefined }
+      this.#primaries.set(replid, primary)
+      if (this.#primaries.size > REMEMBERED_PRIMARIES) this.#primaries.delete(this.#primaries.keys().next().value!)
+    }
+    const wanted = Math.min(replicas, online)
+    if (wanted >= Math.min(replicas, primary.most)) {
+      primary.most = Math.max(primary.most, wanted)
+      primary.fewerSince = 0
+    } else {
+      primary.fewerSince ||= Date.now()
+      const waited = Date.now() - primary.fewerSince
+      if (waited < lostReplicasMs) {
+        throw new FST_SR_STORE_UNAVAILABLE(`the primary has ${online} of its ${primary.most} replicas online; writes wait ${lostReplicasMs} ms (waitForReplicas.lostReplicasMs) in case a failover is replacing it (${waited} ms so far)`)
+      }
+    }
+    this.#degraded(primary, wanted)
+    return wanted
+  }
+
+  /** Logs once when a primary's writes wait for fewer replicas than asked, and once when they wait for all again. */
+  #degraded (primary: Primary, wanted: number): void {
+    const { replicas } = this.#wait!
+    const now = wanted < replicas ? wanted : undefined
+    if (now === primary.degradedTo) return
+    primary.degradedTo = now
+    this.#log(now === undefined
+      ? `session writes wait for ${replicas} replica(s) again (waitForReplicas)`
+      : `session writes wait for ${now} replica(s), not ${replicas}: the primary has only ${now} online. ` +
+        (now === 0 ? 'A sign-in now is lost if this primary fails before a replica has it; ' : '') +
+        'bring a replica back (waitForReplicas, docs/redis.md)')
   }
 
   get (sessionId: string, callback: GetCallback): void {
