@@ -184,6 +184,28 @@ t.test('busy addresses take turns: a school behind one address is not starved by
   t.same(order, ['spray', 'school'], 'equals: first come, first served')
 })
 
+t.test('refusals count: a member\'s first try goes ahead of spraying addresses that have had no turn yet', async (t) => {
+  // The bench's spray (bench/lib/spray.mjs) found it: 50 addresses sending as fast as they are answered,
+  // most of it refused, each waiting for its first turn, stood level with a member's first try, and the
+  // member waited behind all of them (2.4 to 3.3 s). Their refusals now count as turns lately.
+  const checks = new PasswordChecks({ concurrent: 1, waiting: 3, perAddress: 1 })
+  const member = '198.51.100.7'
+  const sprays = ['203.0.113.1', '203.0.113.2']
+  const order: string[] = []
+  let release: () => void = () => {}
+  const hold = checks.run(C, () => new Promise<void>((resolve) => { release = resolve }))
+  const queued = sprays.map((address) => checks.run(address, async () => { order.push(address) }))
+  // Each sends again while its first waits: refused at once (its share is 1), and counted.
+  for (const address of sprays) {
+    for (let i = 0; i < 5; i++) await t.rejects(checks.run(address, async () => undefined), { code: 'FST_SR_SIGN_IN_BUSY' })
+  }
+  queued.push(checks.run(member, async () => { order.push(member) }))
+  release()
+  await hold
+  await Promise.all(queued)
+  t.same(order, [member, ...sprays], 'the member first, although it came last; then the spray, first come first served')
+})
+
 t.test('addresses: one /64 is one share (clientKey, test/sign-in/limits.test.ts), and the memory of idle addresses is bounded', async (t) => {
   const checks = new PasswordChecks({ concurrent: 1, waiting: 1, perAddress: 1 })
   const held: Array<() => void> = []
