@@ -60,6 +60,8 @@ interface Client {
   queue: Waiter[]
   /** Checks started or refused recently, decaying by half every HALF_LIFE_MS: who has pushed hardest lately. */
   recent: number
+  /** Sign-ins sent lately (every call, run or refused), decaying alike: see #pushing. */
+  attempts: number
   at: number
 }
 
@@ -68,6 +70,8 @@ interface Client {
 const busyErrors: Array<Error & { retryAfter: number }> = []
 
 const HALF_LIFE_MS = 60_000
+// Sign-ins lately past which an address no longer takes the last free check (#pushing).
+const LANE_ATTEMPTS = 10
 // Addresses remembered for their recent turns; past this, idle ones are forgotten (they only lose their history).
 const MAX_REMEMBERED = 10_000
 
@@ -100,8 +104,12 @@ export class PasswordChecks {
   run<T> (address: string, fn: () => Promise<T>): Promise<T> {
     const key = clientKey(address)
     const client = this.#client(key)
+    this.#load(client)
+    client.attempts++
     if (client.active + client.queue.length >= this.#settings.perAddress) return this.#refuse(client)
-    if (this.#running < this.#settings.concurrent && this.#waiting === 0) return this.#start(client, fn)
+    // A free check: taken at once when nobody waits, and by an address that is not pushing even when
+    // somebody does (what waits then is held back from the last check: see #free).
+    if (this.#free(client) && (this.#waiting === 0 || !this.#pushing(client))) return this.#start(client, fn)
     if (this.#waiting >= this.#settings.waiting && !this.#makeRoomFor(client)) return this.#refuse(client)
     return new Promise<T>((resolve, reject) => {
       client.queue.push({ start: () => { this.#start(client, fn).then(resolve, reject) }, refuse: reject, seq: this.#seq++ })
@@ -113,7 +121,7 @@ export class PasswordChecks {
     let client = this.#clients.get(key)
     if (client === undefined) {
       if (this.#clients.size >= MAX_REMEMBERED) this.#forgetIdle()
-      client = { active: 0, queue: [], recent: 0, at: this.#now() }
+      client = { active: 0, queue: [], recent: 0, attempts: 0, at: this.#now() }
       this.#clients.set(key, client)
     }
     return client
@@ -132,7 +140,9 @@ export class PasswordChecks {
    */
   #load (client: Client): number {
     const now = this.#now()
-    client.recent *= 2 ** (-(now - client.at) / HALF_LIFE_MS)
+    const fade = 2 ** (-(now - client.at) / HALF_LIFE_MS)
+    client.recent *= fade
+    client.attempts *= fade
     client.at = now
     return client.active + client.queue.length + Math.min(client.recent, this.#settings.perAddress)
   }
@@ -168,6 +178,25 @@ export class PasswordChecks {
     client.recent++
   }
 
+  /**
+   * Whether the address sent LANE_ATTEMPTS sign-ins or more lately (halving every minute): a spray
+   * does within a second; a member retyping a password, or a household behind one address, does not.
+   * A school's address at 8:30 does too, and still has every check but one.
+   */
+  #pushing (client: Client): boolean {
+    return this.#settings.concurrent > 1 && client.attempts >= LANE_ATTEMPTS
+  }
+
+  /**
+   * Whether a check is free for the address. The last one is not for an address that is pushing: a
+   * spray then hashes on all but one of the checks, and a member's sign-in from an address of its own
+   * starts at once instead of waiting for a sprayed hash to end (a priority lane). With one check at
+   * once there is no lane: the one check is everyone's.
+   */
+  #free (client: Client): boolean {
+    return this.#running < this.#settings.concurrent - (this.#pushing(client) ? 1 : 0)
+  }
+
   #refuse (client: Client): Promise<never> {
     this.#count(client)
     return Promise.reject(this.#busy())
@@ -188,20 +217,24 @@ export class PasswordChecks {
     }
   }
 
+  /** Starts waiters while checks are free for them: the lightest address first, then the earliest. */
   #next (): void {
-    if (this.#waiting === 0) return
-    let next: Client | undefined
-    let least = Infinity
-    for (const client of this.#clients.values()) {
-      if (client.queue.length === 0) continue
-      const load = this.#load(client)
-      if (load < least || (load === least && client.queue[0].seq < next!.queue[0].seq)) {
-        next = client
-        least = load
+    while (this.#waiting > 0) {
+      let next: Client | undefined
+      let least = Infinity
+      for (const client of this.#clients.values()) {
+        if (client.queue.length === 0) continue
+        const load = this.#load(client)
+        if (!this.#free(client)) continue
+        if (load < least || (load === least && client.queue[0].seq < next!.queue[0].seq)) {
+          next = client
+          least = load
+        }
       }
+      if (next === undefined) return
+      this.#waiting--
+      next.queue.shift()!.start()
     }
-    this.#waiting--
-    next!.queue.shift()!.start()
   }
 
   #busy (): Error {

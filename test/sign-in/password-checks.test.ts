@@ -206,6 +206,35 @@ t.test('refusals count: a member\'s first try goes ahead of spraying addresses t
   t.same(order, [member, ...sprays], 'the member first, although it came last; then the spray, first come first served')
 })
 
+t.test('a lane for members: an address that sent 10 sign-ins lately may not take the last free check', async (t) => {
+  // A clock that stands still: the sign-ins lately do not fade during the test.
+  const checks = new PasswordChecks({ concurrent: 2, waiting: 8, perAddress: 2 }, () => 0)
+  const spray = '203.0.113.1'
+  const member = '198.51.100.7'
+  const held: Array<() => void> = []
+  const hold = () => new Promise<void>((resolve) => held.push(resolve))
+  // With few sign-ins lately the spray is like anyone: it takes both checks.
+  const first = [checks.run(spray, hold), checks.run(spray, hold)]
+  t.equal(held.length, 2, 'both checks taken')
+  for (let i = 0; i < 7; i++) await t.rejects(checks.run(spray, async () => undefined), { code: 'FST_SR_SIGN_IN_BUSY' })
+  held.shift()!()
+  await first[0]
+  // One check is free, but it is the last: the spray, at its 10th sign-in, waits for it.
+  const sprayWaits = checks.run(spray, hold)
+  t.equal(held.length, 1, 'the spray\'s next waits although a check is free')
+  // A member's sign-in takes it at once, ahead of the spray's waiter.
+  let memberStarted = false
+  const memberDone = checks.run(member, async () => { memberStarted = true })
+  t.ok(memberStarted, 'the member\'s check starts at once')
+  await memberDone
+  t.equal(held.length, 1, 'with the member done, the spray still has all but one check: the one it holds')
+  held.shift()!()
+  await first[1]
+  t.equal(held.length, 1, 'its own check done, the spray\'s waiter starts: nothing waits for ever')
+  held.shift()!()
+  await sprayWaits
+})
+
 t.test('addresses: one /64 is one share (clientKey, test/sign-in/limits.test.ts), and the memory of idle addresses is bounded', async (t) => {
   const checks = new PasswordChecks({ concurrent: 1, waiting: 1, perAddress: 1 })
   const held: Array<() => void> = []
