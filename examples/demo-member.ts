@@ -9,6 +9,14 @@ import type { Credentials, Member } from 'fastify-schools-resources'
  */
 export const HASH_THREADS = 2
 
+/**
+ * How much lower a hashing thread's priority is than the process's: 5, a third of a busy thread's share
+ * of a core under Linux's scheduler. Lower still (10, a ninth) measured a little better for downloads in
+ * the spray bench, but starved the hashes when the machine was busy: a shutdown with 40 sign-ins in line
+ * did not finish within its 10 s (test/example.test.ts, with other tests running).
+ */
+export const HASH_NICE = 5
+
 // A hashing thread: scrypt, synchronous, one at a time. It first lowers its own scheduling priority
 // (Linux: a thread is a task with a nice value of its own, found by /proc/thread-self), so that the
 // event loop and the thread pool's file reads, which serve pages and downloads in a few milliseconds,
@@ -16,12 +24,13 @@ export const HASH_THREADS = 2
 // evaluated, so that no worker file has to be found in dist/ or under a TypeScript loader; built-ins
 // through process.getBuiltinModule, which works whether Node evaluates it as CommonJS or as a module.
 const HASHER = `
+const NICE = ${HASH_NICE}
 const { parentPort } = process.getBuiltinModule('node:worker_threads')
 const { scryptSync } = process.getBuiltinModule('node:crypto')
 try {
   const { getPriority, setPriority } = process.getBuiltinModule('node:os')
   const tid = Number(process.getBuiltinModule('node:fs').readlinkSync('/proc/thread-self').split('/').pop())
-  setPriority(tid, Math.min(19, getPriority(tid) + 10))
+  setPriority(tid, Math.min(19, getPriority(tid) + NICE))
 } catch {}
 parentPort.on('message', ({ password, salt, keylen, options }) => {
   try {
@@ -37,8 +46,8 @@ interface Job { password: string, salt: Buffer, keylen: number, options: ScryptO
 /**
  * node:crypto's scrypt on HASH_THREADS worker threads of the example's own, not on libuv's thread pool:
  * the pool (4 threads) stays for file reads, and the hashes run below the event loop's priority. In the
- * spray bench (docs/performance.md#password-spray) this took the server's event-loop delay p99 from about
- * 60 ms to about 25 ms. A thread is started at the first hash and kept; it holds the process open only
+ * spray bench (docs/performance.md) this took the server's event-loop delay p99 from 52-61 ms to 34-35 ms
+ * and a download's p99 from 354-448 ms to 255-298 ms. A thread is started at the first hash and kept; it holds the process open only
  * while it hashes.
  */
 class Hashers {
