@@ -70,8 +70,10 @@ interface Client {
 const busyErrors: Array<Error & { retryAfter: number }> = []
 
 const HALF_LIFE_MS = 60_000
-// Sign-ins lately past which an address no longer takes the last free check (#pushing).
+// Sign-ins lately past which an address no longer takes the last free check (#pushing), while the
+// line has refused someone within LANE_MS: the lane is kept only under pressure.
 const LANE_ATTEMPTS = 10
+const LANE_MS = 10_000
 // Addresses remembered for their recent turns; past this, idle ones are forgotten (they only lose their history).
 const MAX_REMEMBERED = 10_000
 
@@ -92,6 +94,7 @@ export class PasswordChecks {
   #running = 0
   #waiting = 0
   #seq = 0
+  #lastRefusal = -Infinity
   // The mean time of a check (exponentially weighted), for Retry-After.
   #meanMs = 100
 
@@ -161,7 +164,7 @@ export class PasswordChecks {
     }
     if (busiest === undefined) return false
     this.#waiting--
-    this.#count(busiest)
+    this.#refused(busiest)
     busiest.queue.pop()!.refuse(this.#busy())
     return true
   }
@@ -178,13 +181,19 @@ export class PasswordChecks {
     client.recent++
   }
 
+  #refused (client: Client): void {
+    this.#count(client)
+    this.#lastRefusal = this.#now()
+  }
+
   /**
    * Whether the address sent LANE_ATTEMPTS sign-ins or more lately (halving every minute): a spray
    * does within a second; a member retyping a password, or a household behind one address, does not.
-   * A school's address at 8:30 does too, and still has every check but one.
+   * Only while the line has refused someone in the last LANE_MS (a spray fills it): a school's burst
+   * at 8:30 that fits the line keeps every check.
    */
   #pushing (client: Client): boolean {
-    return this.#settings.concurrent > 1 && client.attempts >= LANE_ATTEMPTS
+    return this.#settings.concurrent > 1 && client.attempts >= LANE_ATTEMPTS && this.#now() - this.#lastRefusal < LANE_MS
   }
 
   /**
@@ -198,7 +207,7 @@ export class PasswordChecks {
   }
 
   #refuse (client: Client): Promise<never> {
-    this.#count(client)
+    this.#refused(client)
     return Promise.reject(this.#busy())
   }
 

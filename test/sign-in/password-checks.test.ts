@@ -207,8 +207,9 @@ t.test('refusals count: a member\'s first try goes ahead of spraying addresses t
 })
 
 t.test('a lane for members: an address that sent 10 sign-ins lately may not take the last free check', async (t) => {
-  // A clock that stands still: the sign-ins lately do not fade during the test.
-  const checks = new PasswordChecks({ concurrent: 2, waiting: 8, perAddress: 2 }, () => 0)
+  // A clock that moves only when the test says: the sign-ins lately do not fade during the test.
+  let now = 0
+  const checks = new PasswordChecks({ concurrent: 2, waiting: 8, perAddress: 2 }, () => now)
   const spray = '203.0.113.1'
   const member = '198.51.100.7'
   const held: Array<() => void> = []
@@ -216,6 +217,7 @@ t.test('a lane for members: an address that sent 10 sign-ins lately may not take
   // With few sign-ins lately the spray is like anyone: it takes both checks.
   const first = [checks.run(spray, hold), checks.run(spray, hold)]
   t.equal(held.length, 2, 'both checks taken')
+  // Refused (its share is 2): the line is under pressure.
   for (let i = 0; i < 7; i++) await t.rejects(checks.run(spray, async () => undefined), { code: 'FST_SR_SIGN_IN_BUSY' })
   held.shift()!()
   await first[0]
@@ -233,6 +235,29 @@ t.test('a lane for members: an address that sent 10 sign-ins lately may not take
   t.equal(held.length, 1, 'its own check done, the spray\'s waiter starts: nothing waits for ever')
   held.shift()!()
   await sprayWaits
+  t.equal(held.length, 0)
+
+  // The lane holds only under pressure: 11 s after the last refusal, the spray (still past 10 sign-ins
+  // lately) takes both checks again.
+  for (let i = 0; i < 20; i++) await checks.run(spray, async () => undefined)
+  now = 11_000
+  const again = [checks.run(spray, hold), checks.run(spray, hold)]
+  t.equal(held.length, 2, 'no refusal for 10 s: no lane')
+  held.shift()!()
+  held.shift()!()
+  await Promise.all(again)
+
+  // And a school's burst that fits the line (12 from one address, none refused) keeps both checks.
+  const roomy = new PasswordChecks({ concurrent: 2, waiting: 16, perAddress: 20 }, () => now)
+  const burst = Array.from({ length: 12 }, () => roomy.run('198.51.100.1', hold))
+  t.equal(held.length, 2, 'both checks run the school\'s sign-ins')
+  for (let done = 1; done <= 12; done++) {
+    held.shift()!()
+    await new Promise((resolve) => setImmediate(resolve))
+    if (held.length !== Math.min(2, 12 - done)) t.fail(`${held.length} running after ${done} done`)
+  }
+  await Promise.all(burst)
+  t.pass('two at a time to the end')
 })
 
 t.test('addresses: one /64 is one share (clientKey, test/sign-in/limits.test.ts), and the memory of idle addresses is bounded', async (t) => {
