@@ -46,8 +46,8 @@ interface Job { password: string, salt: Buffer, keylen: number, options: ScryptO
 /**
  * node:crypto's scrypt on HASH_THREADS worker threads of the example's own, not on libuv's thread pool:
  * the pool (4 threads) stays for file reads, and the hashes run below the event loop's priority. In the
- * spray bench (docs/performance.md) this took the server's event-loop delay p99 from 52-61 ms to 34-35 ms
- * and a download's p99 from 354-448 ms to 255-298 ms. A thread is started at the first hash and kept; it holds the process open only
+ * spray bench (docs/performance.md) this took the server's event-loop delay p99 from 46-61 ms to 33-35 ms
+ * and a download's p99 from 346-453 ms to 255-298 ms. A thread is started at the first hash and kept; it holds the process open only
  * while it hashes.
  */
 class Hashers {
