@@ -46,3 +46,18 @@ export function applyFilter (resources: readonly Resource[], filter: Pick<Resour
     (filter.subject === undefined || r.subject === filter.subject) &&
     (filter.year === undefined || r.yearLevels.includes(filter.year)))
 }
+
+// A category's resources after each filter, per category record: a member's page view asks for the same
+// few (the category's subject and year choices bound them) over and over.
+const filteredOf = new WeakMap<CategoryWithResources, Map<string, readonly Resource[]>>()
+
+/** `category`'s resources after `filter` (whose values are choices of the category: see resourceFilter), worked out once per record and filter. */
+export function filteredResources (category: CategoryWithResources, filter: Pick<ResourceFilter, 'subject' | 'year'>): readonly Resource[] {
+  let lists = filteredOf.get(category)
+  if (lists === undefined) filteredOf.set(category, lists = new Map())
+  // The values are choices of the category (or undefined), so no key of two filters can be the same.
+  const key = `${filter.subject === undefined ? '' : `s:${filter.subject}`}\u0000${filter.year === undefined ? '' : `y:${filter.year}`}`
+  let found = lists.get(key)
+  if (found === undefined) lists.set(key, found = applyFilter(category.resources, filter))
+  return found
+}

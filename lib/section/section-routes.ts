@@ -5,7 +5,7 @@ import { shortCircuitMark } from '../session/anonymous-short-circuit.js'
 import { wantsJson } from '../pages/negotiation.js'
 import { isFileResource } from '../pages/views.js'
 import type { PageRenderer, SectionPaths } from '../pages/page-renderer.js'
-import { applyFilter, resourceFilter, type ResourceFilter } from '../pages/filters.js'
+import { filteredResources, resourceFilter, type ResourceFilter } from '../pages/filters.js'
 import { asksForPage, pageHref, pageOf, pageWindow, pagination, type PageWindow } from '../pages/pagination.js'
 import { accessGuard, grantedAccess, type OutsideAudience } from '../access/access-guard.js'
 import { canSee } from '../access/audience.js'
@@ -178,7 +178,7 @@ export function sectionRoutes (fastify: FastifyInstance, deps: SectionDeps): voi
     // The guard has redirected everyone else, so access is always granted here.
     const { member, target: category } = grantedAccess<CategoryWithResources>(request)!
     const filter = resourceFilter(category, request.query)
-    const matching = applyFilter(category.resources, filter)
+    const matching = filteredResources(category, filter)
     const window = pageWindow(request.query, matching.length, deps.pageSize)
     reply.header('cache-control', PRIVATE).header('vary', 'Accept')
     if (wantsJson(request)) {
@@ -199,7 +199,7 @@ export function sectionRoutes (fastify: FastifyInstance, deps: SectionDeps): voi
       filter,
       pagination: pagination(window, (start) => pageHref(here, filterParams(filter), start))
     }
-    return pages.sendCategory(reply, data, window.start, member, pages.csrfToken(member, reply))
+    return pages.sendCategory(reply, data, window.start, member)
   }
 
   const notFound = notFoundAnswer(deps)

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { applyFilter, resourceFilter } from '../../lib/pages/filters.js'
+import { applyFilter, filteredResources, resourceFilter } from '../../lib/pages/filters.js'
 import { InMemoryCatalog } from '../../lib/index.js'
 import { demoCatalog } from '../../examples/demo-catalog.js'
 
@@ -36,4 +36,18 @@ t.test('known values filter; unknown, empty, repeated or non-string values mean 
   }
   const yearOnly = resourceFilter(maths, { year: 'Year 4' })
   t.same(applyFilter(maths.resources, yearOnly).map((r) => r.id), ['maths-fractions-wall'])
+})
+
+t.test('filteredResources: the same list as applyFilter, worked out once per category record and filter', async (t) => {
+  const humanities = (await catalog.getCategory('humanities'))!
+  const { subjects, years } = resourceFilter(humanities, {})
+  for (const query of [{}, { subject: subjects[0] }, { year: years[0] }, { subject: subjects[1], year: years[1] }]) {
+    const filter = resourceFilter(humanities, query)
+    const list = filteredResources(humanities, filter)
+    t.same(list, applyFilter(humanities.resources, filter), JSON.stringify(query))
+    t.equal(filteredResources(humanities, resourceFilter(humanities, query)), list, `${JSON.stringify(query)}: kept`)
+  }
+  // Another record (a catalog's new copy after a change) has lists of its own.
+  const copy = { ...humanities, resources: humanities.resources.slice(0, 1) }
+  t.equal(filteredResources(copy, resourceFilter(copy, {})).length, 1)
 })
