@@ -22,15 +22,10 @@ export type RenderCategoryPage = (data: CategoryPageData, ctx: PageContext) => s
  */
 export const PAGES_PER_CATEGORY = 64
 
-/**
- * A rendered page cut at the member's name and the CSRF token: `parts[i]`, then `slots[i]`, ... The parts
- * are kept as UTF-8 bytes (`bytes` in all), so that a response copies them rather than encoding the
- * whole page again.
- */
+/** A rendered page cut at the member's name and the CSRF token: `parts[i]`, then `slots[i]`, ... */
 interface Template {
-  parts: Buffer[]
+  parts: string[]
   slots: Array<'name' | 'token'>
-  bytes: number
 }
 
 // Placeholders no catalog text contains (a random id per process) and that escaping leaves as they are.
@@ -38,7 +33,6 @@ const id = randomUUID()
 const NAME = `\u0001${id}:name\u0001`
 const TOKEN = `\u0001${id}:token\u0001`
 const SLOT = new RegExp(`(${NAME}|${TOKEN})`)
-const NO_BYTES = Buffer.alloc(0)
 
 /**
  * Category pages rendered once per category record and filter; each request only fills in the member's
@@ -55,8 +49,8 @@ export class CategoryPageCache {
     this.#render = render
   }
 
-  /** The page `data` describes (`start`: its first resource's offset, which names the page) for the member in `ctx`, as UTF-8. */
-  page (data: CategoryPageData, start: number, ctx: PageContext & { member: Member }): Buffer {
+  /** The page `data` describes (`start`: its first resource's offset, which names the page) for the member in `ctx`. */
+  page (data: CategoryPageData, start: number, ctx: PageContext & { member: Member }): string {
     const { category, filter } = data
     const token = ctx.csrfToken
     // The filter's values are choices of the category (see resourceFilter), so their positions name them
@@ -78,31 +72,21 @@ export class CategoryPageCache {
       pages.delete(key)
     }
     pages.set(key, template)
-    const { parts, slots } = template
-    const name = Buffer.from(escapeHtml(ctx.member.name))
-    const tokenBytes = token === undefined ? NO_BYTES : Buffer.from(escapeHtml(token))
-    const chunks: Buffer[] = [parts[0]]
-    let bytes = template.bytes
-    for (let i = 0; i < slots.length; i++) {
-      const value = slots[i] === 'name' ? name : tokenBytes
-      bytes += value.length
-      chunks.push(value, parts[i + 1])
+    const name = escapeHtml(ctx.member.name)
+    let out = template.parts[0]
+    for (let i = 0; i < template.slots.length; i++) {
+      out += (template.slots[i] === 'name' ? name : escapeHtml(token!)) + template.parts[i + 1]
     }
-    return Buffer.concat(chunks, bytes)
+    return out
   }
 
   #template (data: CategoryPageData, ctx: PageContext): Template {
     const placeholders: PageContext = { ...ctx, member: { id: 'member', name: NAME }, csrfToken: ctx.csrfToken === undefined ? undefined : TOKEN }
     const pieces = this.#render(data, placeholders).split(SLOT)
-    const template: Template = { parts: [], slots: [], bytes: 0 }
+    const template: Template = { parts: [], slots: [] }
     pieces.forEach((piece, i) => {
-      if (i % 2 === 0) {
-        const part = Buffer.from(piece)
-        template.parts.push(part)
-        template.bytes += part.length
-      } else {
-        template.slots.push(piece === NAME ? 'name' : 'token')
-      }
+      if (i % 2 === 0) template.parts.push(piece)
+      else template.slots.push(piece === NAME ? 'name' : 'token')
     })
     return template
   }

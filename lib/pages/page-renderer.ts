@@ -135,6 +135,6 @@ function invalidView (reply: FastifyReply, name: keyof Views, problem: string, f
   return new FST_SR_INVALID_VIEW(name, problem, { cause })
 }
 
-function sendHtml (reply: FastifyReply, document: string | Buffer): FastifyReply {
+function sendHtml (reply: FastifyReply, document: string): FastifyReply {
   return reply.type('text/html; charset=utf-8').send(document)
 }
