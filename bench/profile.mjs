@@ -27,7 +27,7 @@ const proc = await startServer({ ...server, execArgv: [...(server.execArgv ?? []
   env: { BASE_URL, LOG_LEVEL: process.env.LOG_LEVEL ?? logLevelOf(server, 'warn') }
 })
 try {
-  const headers = scenario === 'signed-in' ? { cookie: await signIn(proc.port) } : {}
+  const headers = scenario === 'signed-in' ? { cookie: await signIn(proc.port, server) } : {}
   const r = await wrk(proc.port, { duration: Number(seconds), connections: 64, headers })
   console.log(`${Math.round(r.rps)} req/s, p50 ${(r.p50Us / 1000).toFixed(2)} ms, p99 ${(r.p99Us / 1000).toFixed(2)} ms`)
 } finally {

@@ -4,7 +4,6 @@
 import { createHash } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
 import fastifySession, { type SessionStore } from '@fastify/session'
-import fastifySecureSession from '@fastify/secure-session'
 
 export type SessionPluginSetting = 'session' | 'secure-session'
 
@@ -21,6 +20,9 @@ export interface SessionPluginConfig {
 export async function registerSessionPlugin (app: FastifyInstance, plugin: SessionPluginSetting, config: SessionPluginConfig): Promise<void> {
   const cookie = { secure: config.https ? true : 'auto', httpOnly: true, sameSite: 'lax', path: '/' } as const
   if (plugin === 'secure-session') {
+    // Loaded only when chosen: it brings sodium-native (a native addon), which a server on
+    // @fastify/session would carry for nothing.
+    const { default: fastifySecureSession } = await import('@fastify/secure-session')
     await app.register(fastifySecureSession, {
       // 32 bytes derived from the session secret, so every instance decrypts every other's cookies.
       key: createHash('sha256').update(`secure-session:${config.secret}`).digest(),

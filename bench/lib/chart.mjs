@@ -58,7 +58,9 @@ export function svgChart ({ meta, servers, scenarios, rows, steps, referenceUs }
     let lastLabelY = -Infinity
     const lines = TARGETS.filter((t) => t.scenario === scenario.name).flatMap((target) => {
       const peer = rows.find((r) => r.scenario === scenario.name && r.server === target.peer)
-      return peer === undefined ? [] : [{ target, at: target.min * (target.peer === 'limit' ? 1 : peer.vs.limit.cpu) }]
+      // Without the limit in the run there is no scale to draw a peer's target on.
+      if (peer === undefined || (target.peer !== 'limit' && peer.vs.limit === undefined)) return []
+      return [{ target, at: target.min * (target.peer === 'limit' ? 1 : peer.vs.limit.cpu) }]
     }).sort((a, b) => b.at - a.at)
     for (const { target, at } of lines) {
       const labelY = Math.max(y(at) + 4, lastLabelY + 12)

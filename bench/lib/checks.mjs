@@ -27,33 +27,68 @@ export function http (port, { method = 'GET', path = CATEGORY_PATH, headers = {}
   })
 }
 
-function sessionCookie (res) {
-  const header = res.headers['set-cookie']?.find((c) => c.startsWith('sessionId=') || c.startsWith('connect.sid='))
-  return header?.split(';', 1)[0]
-}
+const SESSION_COOKIES = ['sessionId', 'connect.sid']
 
-/** Every cookie a response sets, as a browser sends them back (`a=1; b=2`), or undefined for none. */
-function allCookies (res) {
-  const pairs = (res.headers['set-cookie'] ?? []).map((c) => c.split(';', 1)[0])
-  return pairs.length === 0 ? undefined : pairs.join('; ')
+/** A browser's cookie jar: keeps every cookie a response sets (and drops those it expires), sends them all back. */
+class CookieJar {
+  #cookies = new Map()
+
+  keep (res) {
+    for (const line of res.headers['set-cookie'] ?? []) {
+      const [pair, ...attributes] = line.split(';')
+      const eq = pair.indexOf('=')
+      const name = pair.slice(0, eq).trim()
+      const expired = attributes.some((a) => /^\s*max-age=0\s*$/i.test(a)) || attributes.some((a) => /^\s*expires=/i.test(a) && Date.parse(a.split('=')[1]) < Date.now())
+      if (expired) this.#cookies.delete(name)
+      else this.#cookies.set(name, pair.slice(eq + 1).trim())
+    }
+    return res
+  }
+
+  has (name) { return this.#cookies.has(name) }
+
+  /** The Cookie header a browser sends (undefined with none). */
+  header () {
+    return this.#cookies.size === 0 ? undefined : [...this.#cookies].map(([k, v]) => `${k}=${v}`).join('; ')
+  }
+
+  headers () {
+    const cookie = this.header()
+    return cookie === undefined ? {} : { cookie }
+  }
 }
 
 /**
- * Signs in as a browser does and resolves to the session cookie: opens the login form (ours carries a
- * CSRF token whose secret is in a cookie of its own), then posts it with the cookies the form set.
- * Servers without a form take the post alone.
+ * Signs in as a browser does and resolves to the Cookie header a browser then sends: every cookie the
+ * login form, the sign-in and the landing page set (a session cookie among them). Ours: the login form
+ * (its CSRF token's secret is in a cookie of its own), the post, then the page the 303 leads to. The
+ * hand-wired peers (`signInForm: false`) take a bare POST, which answers 204 with their cookies; the
+ * other peers take the post alone (`landing: false`: without the landing page). Measuring with the session cookie alone would make a server hand
+ * out a new CSRF secret on every page: the figures would measure the bench, not the server.
  */
-export async function signIn (port) {
-  const form = await http(port, { path: '/Security/login' })
+export async function signIn (port, server = {}, { landing = true } = {}) {
+  const jar = new CookieJar()
+  const form = jar.keep(await http(port, { path: '/Security/login' }))
   const token = /name="_csrf" value="([^"]+)"/.exec(form.body)?.[1]
-  const formCookie = allCookies(form)
   // Our site is https behind a proxy (bench/servers/ours.mjs); the other servers ignore the header.
-  const headers = { 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-proto': 'https', ...(formCookie === undefined ? {} : { cookie: formCookie }) }
-  const body = token === undefined ? CREDENTIALS : `${CREDENTIALS}&_csrf=${encodeURIComponent(token)}`
-  const res = await http(port, { method: 'POST', path: '/Security/login', headers, body })
-  const cookie = sessionCookie(res)
-  if (res.status !== 303 || cookie === undefined) throw new Error(`sign-in answered ${res.status} without a session cookie`)
-  return cookie
+  const proto = { 'x-forwarded-proto': 'https' }
+  const res = server.signInForm === false
+    ? jar.keep(await http(port, { method: 'POST', path: '/Security/login', headers: { ...proto, ...jar.headers() } }))
+    : jar.keep(await http(port, {
+      method: 'POST',
+      path: '/Security/login',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', ...proto, ...jar.headers() },
+      body: token === undefined ? CREDENTIALS : `${CREDENTIALS}&_csrf=${encodeURIComponent(token)}`
+    }))
+  if (res.status !== 303 && res.status !== 204) throw new Error(`sign-in answered ${res.status}`)
+  if (!SESSION_COOKIES.some((name) => jar.has(name))) throw new Error(`sign-in answered ${res.status} without a session cookie`)
+  // The landing page, as a browser follows the redirect (same site: a path, or our own origin).
+  const location = res.headers.location
+  if (landing && res.status === 303 && location !== undefined) {
+    const path = location.startsWith('/') ? location : new URL(location).pathname
+    jar.keep(await http(port, { path, headers: { ...proto, ...jar.headers() } }))
+  }
+  return jar.header()
 }
 
 /**
@@ -82,7 +117,7 @@ export async function checkAnswers (proc) {
     const forged = await http(port, { headers: { cookie: 'sessionId=not-a-signed-id; connect.sid=not-a-signed-id' } })
     if (forged.status !== 302 || forged.headers.location !== EXPECTED_LOCATION) fail(`a forged session cookie got ${forged.status} ${forged.headers.location}`)
   }
-  const cookie = await signIn(port)
+  const cookie = await signIn(port, server)
   proc.signIns++
   for (let i = 0; i < 2; i++) {
     const page = await http(port, { headers: { cookie } })

@@ -43,7 +43,8 @@ export function unpinRunner () {
   if (pinning.pinned) execFileSync('taskset', ['-a', '-p', '-c', `0-${cores - 1}`, String(process.pid)], { stdio: 'ignore' })
 }
 
-let nextPort = 4100
+// BENCH_PORT: the first port to use (4100), for runs side by side on one machine.
+let nextPort = Number(process.env.BENCH_PORT ?? 4100)
 let started = 0
 const outputDir = join(tmpdir(), `fsr-bench-${process.pid}`)
 

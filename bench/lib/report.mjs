@@ -69,7 +69,7 @@ function markdown ({ meta, servers, scenarios, rows, memory, login, spray, steps
 
   out.push('### Targets')
   out.push('')
-  out.push('Our example server as `npm start` runs it; every figure is a ratio of server CPU per request (the capacity with the core to itself), measured req/s in brackets.')
+  out.push('Our example server as `npm start` runs it; every CPU figure is a ratio of server CPU per request (the capacity with the core to itself), measured req/s in brackets; the RSS figure is the difference of resident memory right after start (mean of the per-scenario medians over the run\'s fresh processes).')
   out.push('')
   const judged = builds.map((b) => judgeTargets(rows, b))
   out.push(`| target | ${builds.map(label).join(' | ')} |`)
@@ -77,7 +77,9 @@ function markdown ({ meta, servers, scenarios, rows, memory, login, spray, steps
   judged[0].forEach((target, i) => {
     const cells = judged.map((j) => {
       const t = j[i]
-      return t.figure === undefined ? 'not measured' : `${t.met ? '**met**' : '**missed**'}: ${fmt(t.figure, 2)}× (${fmt(t.rpsFigure, 2)}×)`
+      if (t.figure === undefined) return 'not measured'
+      if (t.kind === 'rss') return `${t.met ? '**met**' : '**missed**'}: ${t.figure >= 0 ? '+' : ''}${fmt(t.figure, 1)} MiB (${fmt(t.mine, 1)} against ${fmt(t.peerMiB, 1)})`
+      return `${t.met ? '**met**' : '**missed**'}: ${fmt(t.figure, 2)}× (${fmt(t.rpsFigure, 2)}×)`
     })
     out.push(`| ${target.text} | ${cells.join(' | ')} |`)
   })
@@ -92,10 +94,10 @@ function markdown ({ meta, servers, scenarios, rows, memory, login, spray, steps
     if (mine.length === 0) continue
     out.push(`**${scenario.label}**`)
     out.push('')
-    out.push('| server | req/s | CPU µs/req | p99 ms | bytes/response | peak RSS MiB | × limit (CPU) | × reference (CPU) | × Express (CPU) | × limit (req/s) | CPU µs/req per round |')
-    out.push('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|')
+    out.push('| server | req/s | CPU µs/req | p99 ms | bytes/response | RSS after start MiB | peak RSS MiB | × limit (CPU) | × reference (CPU) | × Express (CPU) | × hand-wired Fastify (CPU) | × hand-wired Express (CPU) | × limit (req/s) | CPU µs/req per round |')
+    out.push('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|')
     for (const r of mine) {
-      out.push(`| ${label(r.server)} | ${fmt(r.rps, 0)} | ${fmt(r.cpuUsPerReq, 1)} | ${fmt(r.p99Ms, 2)} | ${fmt(r.bytesPerResponse, 0)} | ${fmt(r.peakRssMiB, 1)} | ${fmt(r.vs.limit?.cpu, 2)} | ${fmt(r.vs.reference?.cpu, 2)} | ${fmt(r.vs.express?.cpu, 2)} | ${fmt(r.vs.limit?.rps, 2)} | ${r.cpuPerRound.join(', ')} |`)
+      out.push(`| ${label(r.server)} | ${fmt(r.rps, 0)} | ${fmt(r.cpuUsPerReq, 1)} | ${fmt(r.p99Ms, 2)} | ${fmt(r.bytesPerResponse, 0)} | ${fmt(r.rssAfterStartMiB, 1)} | ${fmt(r.peakRssMiB, 1)} | ${fmt(r.vs.limit?.cpu, 2)} | ${fmt(r.vs.reference?.cpu, 2)} | ${fmt(r.vs.express?.cpu, 2)} | ${fmt(r.vs['fastify-full']?.cpu, 2)} | ${fmt(r.vs['express-full']?.cpu, 2)} | ${fmt(r.vs.limit?.rps, 2)} | ${r.cpuPerRound.join(', ')} |`)
     }
     out.push('')
   }
@@ -143,15 +145,15 @@ function beforeAfterSection ({ rows, builds, label, scenarios }) {
   out.push('Other builds of the example server, each started as its own `npm start` starts it, measured in the same interleaved rounds as the current one.')
   out.push('')
   for (const other of others) {
-    out.push(`| scenario | CPU µs/req: ${label(other)} → ${label('ours')} | change | × limit (CPU) | × reference (CPU) | × Express (CPU) |`)
-    out.push('|---|---|---:|---|---|---|')
+    out.push(`| scenario | CPU µs/req: ${label(other)} → ${label('ours')} | change | × limit (CPU) | × hand-wired Fastify (CPU) | × hand-wired Express (CPU) | × reference (CPU) | × Express (CPU) |`)
+    out.push('|---|---|---:|---|---|---|---|---|')
     for (const scenario of scenarios) {
       const before = rows.find((r) => r.scenario === scenario.name && r.server === other)
       const after = rows.find((r) => r.scenario === scenario.name && r.server === 'ours')
       if (before === undefined || after === undefined) continue
       const pair = (peer) => `${fmt(before.vs[peer]?.cpu, 2)} → ${fmt(after.vs[peer]?.cpu, 2)}`
       const change = after.cpuUsPerReq / before.cpuUsPerReq - 1
-      out.push(`| ${scenario.label} | ${fmt(before.cpuUsPerReq, 1)} → ${fmt(after.cpuUsPerReq, 1)} | ${change >= 0 ? '+' : ''}${fmt(change * 100, 1)}% | ${pair('limit')} | ${pair('reference')} | ${pair('express')} |`)
+      out.push(`| ${scenario.label} | ${fmt(before.cpuUsPerReq, 1)} → ${fmt(after.cpuUsPerReq, 1)} | ${change >= 0 ? '+' : ''}${fmt(change * 100, 1)}% | ${pair('limit')} | ${pair('fastify-full')} | ${pair('express-full')} | ${pair('reference')} | ${pair('express')} |`)
     }
     out.push('')
   }

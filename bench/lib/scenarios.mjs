@@ -40,6 +40,9 @@ async function measure (server, scenario, round, settings) {
   const { duration, warmup, connections } = settings
   const proc = await start(server, settings)
   try {
+    // Resident memory once started and idle, before any request (what a host pays per process).
+    await sleep(200)
+    const rssAfterStartMiB = processSample(proc.pid).rssMiB
     const cookie = await checkAnswers(proc)
     const headers = scenario.name === 'signed-in' ? { cookie } : {}
     const warm = await wrk(proc.port, { duration: warmup, connections, headers })
@@ -60,6 +63,7 @@ async function measure (server, scenario, round, settings) {
       p50Ms: r.p50Us / 1000,
       p99Ms: r.p99Us / 1000,
       peakRssMiB: after.hwmMiB,
+      rssAfterStartMiB,
       bytesPerResponse: r.bytesPerResponse,
       requests: r.requests,
       load1,
@@ -147,7 +151,7 @@ export async function loginProbe (server, settings) {
     const latencies = []
     for (let i = 0; i < n; i++) {
       const t0 = process.hrtime.bigint()
-      await signIn(proc.port)
+      await signIn(proc.port, server, { landing: false })
       latencies.push(Number(process.hrtime.bigint() - t0) / 1e6)
     }
     const after = processSample(proc.pid)
@@ -159,7 +163,7 @@ export async function loginProbe (server, settings) {
     const stop = new AbortController()
     const loops = Array.from({ length: 4 }, async () => {
       while (!stop.signal.aborted) {
-        await signIn(proc.port)
+        await signIn(proc.port, server, { landing: false })
         logins++
       }
     })

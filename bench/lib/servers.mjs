@@ -9,6 +9,8 @@ export const CATEGORY_PATH = '/schools/resources/resources/maths/'
 // What a signed-in member's page must contain: the peers' small page, or ours (category, a resource, the member).
 const SMALL_PAGE = /<p>Signed in as Demo Teacher<\/p><h1>maths<\/h1>/
 const OUR_PAGE = /<h1>Mathematics<\/h1>[\s\S]*Fraction wall[\s\S]*Signed in as <strong>Demo Teacher<\/strong>|Signed in as <strong>Demo Teacher<\/strong>[\s\S]*<h1>Mathematics<\/h1>[\s\S]*Fraction wall/
+// The hand-wired peers fill our maths page (bench/peers/page-template.html) with the member's name.
+const HAND_WIRED_PAGE = OUR_PAGE
 
 /**
  * The steps from bare Fastify to our example server as shipped, for the signed-in breakdown: each server
@@ -38,6 +40,11 @@ export function benchServers ({ root, breakdown = true, eachVariant = false, ext
     { name: 'limit', label: 'bare Fastify (limit)', file: 'limit.mjs', page: SMALL_PAGE, sessions: false, cookieAware: false },
     { name: 'reference', label: 'Fastify + @fastify/session (reference)', file: 'reference.mjs', page: SMALL_PAGE, sessions: true, cookieAware: true },
     { name: 'express', label: 'Express 5 + express-session', file: 'express.mjs', page: SMALL_PAGE, sessions: true, cookieAware: true },
+    // The hand-wired peers of the same signed-in page (bench/peers/, as issue 23 defines them): our own
+    // category page as a template, the same headers and CSRF mode. Their sign-in is a bare POST (204) that
+    // sets the session and CSRF cookies; their stores are not counted (the peer files stay unchanged).
+    handWired('fastify-full', 'hand-wired Fastify (@fastify/session + helmet + csrf-protection)'),
+    handWired('express-full', 'hand-wired Express (express-session + helmet + csrf-csrf)'),
     ours
   ]
   if (breakdown) {
@@ -63,6 +70,10 @@ export function benchServers ({ root, breakdown = true, eachVariant = false, ext
     servers.push({ ...ours, name, extra: true, label: `ours (${name}${commit === undefined ? '' : `, ${commit.slice(0, 7)}`})`, commit, env: { ...startEnv(path), OURS_DIST: path }, execArgv: extraFlags, warningOutput: warningOutputFor(extraFlags) })
   }
   return servers
+}
+
+function handWired (name, label) {
+  return { name, label, file: 'hand-wired.mjs', page: HAND_WIRED_PAGE, sessions: false, cookieAware: true, signInForm: false, env: { HAND_WIRED: name, PUBLIC_ORIGIN: BASE_URL } }
 }
 
 /** The commit a build was made from, as bench/build-before.sh records it. */

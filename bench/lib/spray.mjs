@@ -6,7 +6,8 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads'
 import { checkAnswers, http as send } from './checks.mjs'
 import { BASE_URL } from './servers.mjs'
-import { pinRunner, serverStats, startServer, stopServer, unpinRunner } from './processes.mjs'
+import { loadavg } from 'node:os'
+import { machineBusySeconds, pinRunner, processSample, serverStats, startServer, stopServer, unpinRunner } from './processes.mjs'
 import { log } from './format.mjs'
 
 // The demo's PDF (examples/demo-catalog.ts): files/<category>/<resource id>/<file name>.
@@ -76,7 +77,7 @@ async function realSignIns (port, stop, firstHost) {
         method: 'POST',
         path: '/Security/login',
         localAddress,
-        headers: { cookie: form.cookie, 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-proto': 'https' },
+        headers: { cookie: form.cookie, 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-proto': 'https', 'x-bench-probe': '1' },
         body: `${CREDENTIALS}&_csrf=${encodeURIComponent(form.token)}`
       })
     latencies.push(Number(process.hrtime.bigint() - t0) / 1e6)
@@ -149,12 +150,22 @@ export async function sprayProbe (server, settings) {
     await serverStats(proc)
     const during = new AbortController()
     // The spray has a thread of its own, so that its callbacks do not delay the probes' clocks.
+    const clientCpu0 = process.cpuUsage()
+    const serverCpu0 = processSample(proc.pid).cpuSeconds
+    const machine0 = machineBusySeconds()
+    const t0 = process.hrtime.bigint()
     const sprayed = inWorker(proc.port, shape).finally(() => during.abort())
     const [download, signIn, attack] = await Promise.all([downloads(proc.port, cookie, during.signal), realSignIns(proc.port, during.signal, baselineSignIn.next), sprayed])
-    const { eldP99Ms, eldMaxMs } = await serverStats(proc)
+    const wallS = Number(process.hrtime.bigint() - t0) / 1e9
+    const clientCpu = process.cpuUsage(clientCpu0)
+    // Cores used during the spray: the bench's own process (the spray's worker and the probes) and the server.
+    const cores = { client: (clientCpu.user + clientCpu.system) / 1e6 / wallS, server: (processSample(proc.pid).cpuSeconds - serverCpu0) / wallS }
+    // Everything else on the machine (other people's work) during the spray.
+    cores.others = (machineBusySeconds() - machine0) / wallS - cores.client - cores.server
+    const { eldP99Ms, eldMaxMs, serverDownload, serverSignIn } = await serverStats(proc)
     delete baselineSignIn.next
     delete signIn.next
-    const rec = { server: server.name, shape, baseline: { download: baselineDownload, signIn: baselineSignIn }, spray: attack, download, signIn, eventLoopDelayMs: { p99: eldP99Ms, max: eldMaxMs } }
+    const rec = { server: server.name, shape, baseline: { download: baselineDownload, signIn: baselineSignIn }, spray: attack, download, signIn, eventLoopDelayMs: { p99: eldP99Ms, max: eldMaxMs }, serverSide: { download: serverDownload, signIn: serverSignIn }, cores, loadAverage: loadavg()[0] }
     log('spray', JSON.stringify(rec))
     return rec
   } finally {

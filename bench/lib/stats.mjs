@@ -3,7 +3,7 @@
 // and the signed-in breakdown.
 import { BREAKDOWN } from './servers.mjs'
 
-export const PEERS = ['limit', 'reference', 'express']
+export const PEERS = ['limit', 'reference', 'express', 'fastify-full', 'express-full']
 
 export function median (xs) {
   const s = [...xs].sort((a, b) => a - b)
@@ -36,6 +36,7 @@ export function summarise (records, servers, scenarios) {
         cpuUsPerReq: median(mine.map((r) => r.cpuUsPerReq)),
         p99Ms: median(mine.map((r) => r.p99Ms)),
         peakRssMiB: median(mine.map((r) => r.peakRssMiB)),
+        rssAfterStartMiB: median(mine.map((r) => r.rssAfterStartMiB ?? NaN)),
         bytesPerResponse: median(mine.map((r) => r.bytesPerResponse ?? NaN)),
         vs,
         rpsPerRound: mine.map((r) => Math.round(r.rps)),

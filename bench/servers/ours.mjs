@@ -63,10 +63,27 @@ let warnings = 0
 process.on('warning', (w) => { if (w.code === 'FST_SR_REDIRECT_CONFLICT') warnings++ })
 const eld = monitorEventLoopDelay({ resolution: 1 })
 eld.enable()
+// The time the server itself takes for a download and a sign-in post (from the request's arrival on the
+// socket to the answer's last byte handed to the kernel), so that the spray's report can tell the
+// server's share of a probe's latency from the client's and the scheduler's.
+const serverMs = { download: [], signIn: [] }
+app.server.prependListener('request', (req, res) => {
+  const kind = req.url.startsWith('/schools/resources/files/') ? 'download' : req.method === 'POST' && req.url.startsWith('/Security/login') && req.headers['x-bench-probe'] === '1' ? 'signIn' : undefined
+  if (kind === undefined) return
+  const t0 = process.hrtime.bigint()
+  res.once('finish', () => { serverMs[kind].push(Number(process.hrtime.bigint() - t0) / 1e6) })
+})
+function tail (values) {
+  const sorted = values.sort((a, b) => a - b)
+  const at = (q) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))]
+  return sorted.length === 0 ? undefined : { count: sorted.length, p50Ms: at(0.5), p99Ms: at(0.99), maxMs: sorted[sorted.length - 1] }
+}
 answerStats(() => {
   const m = process.memoryUsage()
-  const stats = { sessions: sessions.size, warnings, heapUsedMiB: m.heapUsed / 2 ** 20, heapTotalMiB: m.heapTotal / 2 ** 20, externalMiB: m.external / 2 ** 20, arrayBuffersMiB: m.arrayBuffers / 2 ** 20, eldP99Ms: eld.percentile(99) / 1e6, eldMaxMs: eld.max / 1e6, eldMeanMs: eld.mean / 1e6 }
+  const stats = { sessions: sessions.size, warnings, heapUsedMiB: m.heapUsed / 2 ** 20, heapTotalMiB: m.heapTotal / 2 ** 20, externalMiB: m.external / 2 ** 20, arrayBuffersMiB: m.arrayBuffers / 2 ** 20, eldP99Ms: eld.percentile(99) / 1e6, eldMaxMs: eld.max / 1e6, eldMeanMs: eld.mean / 1e6, serverDownload: tail(serverMs.download), serverSignIn: tail(serverMs.signIn) }
   eld.reset()
+  serverMs.download = []
+  serverMs.signIn = []
   return stats
 })
 // SIGTERM closes the app first, as the example server does, so that the last conflict summary is written.

@@ -96,10 +96,10 @@ export class PageRenderer {
 
   /**
    * Sends `member` one page of a category (`data`: the resources on it, after the filter; `start`: the
-   * offset that names the page), with `csrfToken` in its logout form.
+   * offset that names the page), with a CSRF token in its logout form where the plugin owns sign-in.
    */
-  sendCategory (reply: FastifyReply, data: CategoryPageData, start: number, member: Member, csrfToken: string | undefined): FastifyReply | Promise<FastifyReply> {
-    const ctx = { ...this.#base, member, csrfToken }
+  sendCategory (reply: FastifyReply, data: CategoryPageData, start: number, member: Member): FastifyReply | Promise<FastifyReply> {
+    const ctx = { ...this.#base, member, csrfToken: this.csrfToken(member, reply) }
     // The cached page is sent at once: no promise on the path the bench measures.
     if (this.#categoryPages !== undefined) return sendHtml(reply, this.#categoryPages.page(data, start, ctx))
     return this.sendView(reply, 'category', data, ctx)

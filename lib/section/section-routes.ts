@@ -159,7 +159,7 @@ export function sectionRoutes (fastify: FastifyInstance, deps: SectionDeps): voi
     }
     const here = paths.category(category.slug)
     const data = { category, resources, filter, count: target.count, pagination: pagination(window, (start) => pageHref(here, filterParams(filter), start)) }
-    if (target.cacheable) return pages.sendCategory(reply, data, window.start, member, pages.csrfToken(member, reply))
+    if (target.cacheable) return pages.sendCategory(reply, data, window.start, member)
     // A host's page of its own (a paged read): rendered for this request only, as it may change on the next.
     return pages.sendView(reply, 'category', data, pages.context(member, reply))
   }

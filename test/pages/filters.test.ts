@@ -49,3 +49,17 @@ t.test('matchingResources: worked out once per record and filter, the whole list
   t.ok(Object.isFrozen(sevens))
   t.same(matchingResources(maths, { subject: 'Mathematics', year: 'Year 7' }).map((r) => r.id), ['maths-linear-equations'])
 })
+
+t.test('matchingResources: the same list as applyFilter, worked out once per category record and filter', async (t) => {
+  const humanities = (await catalog.getCategory('humanities'))!
+  const { subjects, years } = resourceFilter(humanities, {})
+  for (const query of [{}, { subject: subjects[0] }, { year: years[0] }, { subject: subjects[1], year: years[1] }]) {
+    const filter = resourceFilter(humanities, query)
+    const list = matchingResources(humanities, filter)
+    t.same(list, applyFilter(humanities.resources, filter), JSON.stringify(query))
+    t.equal(matchingResources(humanities, resourceFilter(humanities, query)), list, `${JSON.stringify(query)}: kept`)
+  }
+  // Another record (a catalog's new copy after a change) has lists of its own.
+  const copy = { ...humanities, resources: humanities.resources.slice(0, 1) }
+  t.equal(matchingResources(copy, resourceFilter(copy, {})).length, 1)
+})

@@ -184,6 +184,82 @@ t.test('busy addresses take turns: a school behind one address is not starved by
   t.same(order, ['spray', 'school'], 'equals: first come, first served')
 })
 
+t.test('refusals count: a member\'s first try goes ahead of spraying addresses that have had no turn yet', async (t) => {
+  // The bench's spray (bench/lib/spray.mjs) found it: 50 addresses sending as fast as they are answered,
+  // most of it refused, each waiting for its first turn, stood level with a member's first try, and the
+  // member waited behind all of them (2.4 to 3.3 s). Their refusals now count as turns lately.
+  const checks = new PasswordChecks({ concurrent: 1, waiting: 3, perAddress: 1 })
+  const member = '198.51.100.7'
+  const sprays = ['203.0.113.1', '203.0.113.2']
+  const order: string[] = []
+  let release: () => void = () => {}
+  const hold = checks.run(C, () => new Promise<void>((resolve) => { release = resolve }))
+  const queued = sprays.map((address) => checks.run(address, async () => { order.push(address) }))
+  // Each sends again while its first waits: refused at once (its share is 1), and counted.
+  for (const address of sprays) {
+    for (let i = 0; i < 5; i++) await t.rejects(checks.run(address, async () => undefined), { code: 'FST_SR_SIGN_IN_BUSY' })
+  }
+  queued.push(checks.run(member, async () => { order.push(member) }))
+  release()
+  await hold
+  await Promise.all(queued)
+  t.same(order, [member, ...sprays], 'the member first, although it came last; then the spray, first come first served')
+})
+
+t.test('a lane for members: an address that sent 10 sign-ins lately may not take the last free check', async (t) => {
+  // A clock that moves only when the test says: the sign-ins lately do not fade during the test.
+  let now = 0
+  const checks = new PasswordChecks({ concurrent: 2, waiting: 8, perAddress: 2 }, () => now)
+  const spray = '203.0.113.1'
+  const member = '198.51.100.7'
+  const held: Array<() => void> = []
+  const hold = () => new Promise<void>((resolve) => held.push(resolve))
+  // With few sign-ins lately the spray is like anyone: it takes both checks.
+  const first = [checks.run(spray, hold), checks.run(spray, hold)]
+  t.equal(held.length, 2, 'both checks taken')
+  // Refused (its share is 2): the line is under pressure.
+  for (let i = 0; i < 7; i++) await t.rejects(checks.run(spray, async () => undefined), { code: 'FST_SR_SIGN_IN_BUSY' })
+  held.shift()!()
+  await first[0]
+  // One check is free, but it is the last: the spray, at its 10th sign-in, waits for it.
+  const sprayWaits = checks.run(spray, hold)
+  t.equal(held.length, 1, 'the spray\'s next waits although a check is free')
+  // A member's sign-in takes it at once, ahead of the spray's waiter.
+  let memberStarted = false
+  const memberDone = checks.run(member, async () => { memberStarted = true })
+  t.ok(memberStarted, 'the member\'s check starts at once')
+  await memberDone
+  t.equal(held.length, 1, 'with the member done, the spray still has all but one check: the one it holds')
+  held.shift()!()
+  await first[1]
+  t.equal(held.length, 1, 'its own check done, the spray\'s waiter starts: nothing waits for ever')
+  held.shift()!()
+  await sprayWaits
+  t.equal(held.length, 0)
+
+  // The lane holds only under pressure: 11 s after the last refusal, the spray (still past 10 sign-ins
+  // lately) takes both checks again.
+  for (let i = 0; i < 20; i++) await checks.run(spray, async () => undefined)
+  now = 11_000
+  const again = [checks.run(spray, hold), checks.run(spray, hold)]
+  t.equal(held.length, 2, 'no refusal for 10 s: no lane')
+  held.shift()!()
+  held.shift()!()
+  await Promise.all(again)
+
+  // And a school's burst that fits the line (12 from one address, none refused) keeps both checks.
+  const roomy = new PasswordChecks({ concurrent: 2, waiting: 16, perAddress: 20 }, () => now)
+  const burst = Array.from({ length: 12 }, () => roomy.run('198.51.100.1', hold))
+  t.equal(held.length, 2, 'both checks run the school\'s sign-ins')
+  for (let done = 1; done <= 12; done++) {
+    held.shift()!()
+    await new Promise((resolve) => setImmediate(resolve))
+    if (held.length !== Math.min(2, 12 - done)) t.fail(`${held.length} running after ${done} done`)
+  }
+  await Promise.all(burst)
+  t.pass('two at a time to the end')
+})
+
 t.test('addresses: one /64 is one share (clientKey, test/sign-in/limits.test.ts), and the memory of idle addresses is bounded', async (t) => {
   const checks = new PasswordChecks({ concurrent: 1, waiting: 1, perAddress: 1 })
   const held: Array<() => void> = []

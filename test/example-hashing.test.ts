@@ -1,0 +1,47 @@
+import t from 'tap'
+import { readdirSync, readFileSync } from 'node:fs'
+import { HASH_NICE, HASH_THREADS, hashPassword, verifyPassword } from '../examples/demo-member.js'
+
+// The example hashes passwords on threads of its own, below the event loop's priority (issue 19: in
+// the spray bench the hashes on libuv's pool took CPU from the event loop and the file reads).
+
+function niceOf (tid: string): number {
+  const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8')
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16])
+}
+
+/**
+ * The nice values of this process's worker threads (named WorkerThread on Linux) that run below the main
+ * thread's priority. A TypeScript loader has a worker thread of its own, at the process's priority.
+ */
+function loweredWorkerThreads (): number[] {
+  const main = niceOf(String(process.pid))
+  const nice: number[] = []
+  for (const tid of readdirSync('/proc/self/task')) {
+    if (readFileSync(`/proc/self/task/${tid}/comm`, 'utf8').trim() !== 'WorkerThread') continue
+    if (niceOf(tid) > main) nice.push(niceOf(tid) - main)
+  }
+  return nice
+}
+
+t.test('hashes check as before: the right password, a wrong one, a broken hash', async (t) => {
+  const stored = await hashPassword('correct horse battery staple')
+  t.match(stored, /^scrypt\$16384\$8\$1\$[^$]+\$[^$]+$/, 'the parameters travel with the hash')
+  t.equal(await verifyPassword('correct horse battery staple', stored), true)
+  t.equal(await verifyPassword('wrong', stored), false)
+  await t.rejects(verifyPassword('x', 'md5$abc'), { message: 'unknown password hash format' })
+  // Parameters scrypt refuses (N not a power of two): the thread answers with the error, and lives on.
+  await t.rejects(verifyPassword('x', 'scrypt$1000$8$1$c2FsdA==$aGFzaA=='), /N|Invalid|invalid/)
+  t.equal(await verifyPassword('correct horse battery staple', stored), true, 'the next check is answered')
+})
+
+t.test('many at once run on HASH_THREADS threads, each at a lower priority than the process', { skip: process.platform !== 'linux' && 'Linux: /proc' }, async (t) => {
+  const stored = await hashPassword('pw')
+  const answers = await Promise.all(Array.from({ length: 6 }, (_, i) => verifyPassword(i % 2 === 0 ? 'pw' : 'no', stored)))
+  t.same(answers, [true, false, true, false, true, false], 'every check answered, in its own order')
+  const lowered = loweredWorkerThreads()
+  t.equal(lowered.length, HASH_THREADS, `${HASH_THREADS} hashing threads, no more, below the main thread's priority`)
+  // HASH_NICE more than the process's nice, at most 19.
+  const expected = Math.min(19, niceOf(String(process.pid)) + HASH_NICE) - niceOf(String(process.pid))
+  t.same(lowered, lowered.map(() => expected), `each ${expected} below the main thread`)
+})
