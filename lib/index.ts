@@ -18,6 +18,7 @@ import { sectionErrorHandler } from './pages/server-error.js'
 import { sectionRoutes } from './section/section-routes.js'
 import { checkedCatalog } from './section/catalog.js'
 import { guardHostRoutes } from './access/members-only.js'
+import type { MembersOnlyDeps } from './access/members-only-kit.js'
 import { fileRoutes } from './files/file-routes.js'
 import { servesSignIn, signInRoutes } from './sign-in/sign-in-routes.js'
 import { SignInLimits, warnWithoutDeviceSecret } from './sign-in/limits.js'
@@ -46,6 +47,8 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
   // What a visitor of any members-only route gets: this section's login redirect, then its refused index redirect.
   const anonymous: AnonymousRedirect = { baseUrl: opts.baseUrl, loginPath: paths.login, indexPath: paths.index, returnParam: opts.returnParam }
   const sessionDecides = opts.getMember === undefined
+  // What every members-only route shares, the section's (category pages, files) and the host's (access/members-only-kit.ts).
+  const membersOnly: MembersOnlyDeps = { memberOf, pages, anonymous, sessionDecides, restrictedCategories: opts.restrictedCategories }
   // The default policy, plus the origin of a host stylesheet on another site; the host's helmet options still win.
   const headers = securityHeaders(opts.helmet === false ? false : { contentSecurityPolicy: stylesheetPolicy(opts.stylesheet), ...opts.helmet })
   warnTrustProxy(fastify)
@@ -63,22 +66,18 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
   })
 
   // The host's members-only routes (config.membersOnly, fastify.membersOnly()) in this context and below.
-  guardHostRoutes(fastify, { memberOf, pages, anonymous, sessionDecides, securityHeaders: headers, answerError: errors })
+  guardHostRoutes(fastify, { ...membersOnly, securityHeaders: headers, answerError: errors })
 
   // Routes live in their own context so the form parser and CSRF stay ours and do not leak into the host.
   async function schoolsResourcesSection (section: FastifyInstance) {
     if (!section.hasContentTypeParser(FORM)) await section.register(formbody)
     if (opts.stylesheet.servePath !== undefined) stylesheetRoute(section, opts.stylesheet.servePath, opts.openapi)
     const routes = {
+      ...membersOnly,
       // Every record of a host's catalog is checked here, where it enters (InMemoryCatalog's already were).
       catalog: checkedCatalog(opts.catalog, section.log, paths.index),
-      memberOf,
-      pages,
       paths,
       prefix: opts.prefix,
-      anonymous,
-      sessionDecides,
-      restrictedCategories: opts.restrictedCategories,
       pageSize: opts.pageSize,
       openapi: opts.openapi
     }

@@ -1,28 +1,18 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction, preHandlerHookHandler, RouteOptions } from 'fastify'
-import type { AnonymousRedirect, MembersOnlyOptions } from '../types.js'
+import type { MembersOnlyOptions } from '../types.js'
 import { errorCodes } from '../errors.js'
 import { invalidOption } from '../option-checks.js'
 import { kMembersOnlyGuarded } from '../symbols.js'
 import { SECTION_ENCAPSULATED_WARNING, warnHostMistakeOnce } from '../warnings.js'
 import { isGroupList } from '../session/member.js'
-import { shortCircuitMark } from './anonymous-short-circuit.js'
-import type { ApplySecurityHeaders } from '../pages/security-headers.js'
-import { fixedAccessGuard, grantedAccess, isGranted, type AccessGuardDeps, type Protected } from './access-guard.js'
+import { grantedAccess, isGranted, type Protected } from './access-guard.js'
+import { hostRouteKit, type HostRouteDeps } from './members-only-kit.js'
 
 const { FST_SR_UNGUARDED_ROUTE } = errorCodes
 
 /** What the 403 page names when the route gives no title. */
 const DEFAULT_TITLE = 'this page'
 const SETTINGS = new Set(['groups', 'title'])
-
-export interface MembersOnlyDeps extends Pick<AccessGuardDeps, 'memberOf' | 'pages' | 'answerError'> {
-  /** The section's login redirect (then the refused index redirect), for visitors. */
-  anonymous: AnonymousRedirect
-  /** Whether members come from the session alone, so the anonymous short-circuit may answer for these routes. */
-  sessionDecides: boolean
-  /** The section's security headers (none with `helmet: false`), for the 403 page it answers on a host route. */
-  securityHeaders: ApplySecurityHeaders | undefined
-}
 
 /**
  * What `membersOnly` asks for, checked: undefined for an open route (`false` or absent). Anything that is
@@ -91,13 +81,13 @@ function warnIfEncapsulated (fastify: FastifyInstance): void {
  *   hook to every route of the context and of its children, whenever they were registered, so an instance
  *   preHandler guards whatever the onRoute hook did not mark, on the first request checking its config.
  */
-export function guardHostRoutes (fastify: FastifyInstance, deps: MembersOnlyDeps): void {
+export function guardHostRoutes (fastify: FastifyInstance, deps: HostRouteDeps): void {
   if (fastify.hasDecorator('membersOnly')) return
   warnIfEncapsulated(fastify)
   // Each decorated guard and what it lets in.
   const fromDecorator = new WeakMap<object, Protected>()
   // The host route gets the section's headers on the 403 page the section answers there.
-  const guardDeps: AccessGuardDeps = { memberOf: deps.memberOf, pages: deps.pages, answerError: deps.answerError, securityHeaders: deps.securityHeaders, ...deps.anonymous }
+  const kit = hostRouteKit(deps)
 
   // The member a guard admitted, for the route's own hooks and handler: host code never reads the session.
   fastify.decorateRequest('schoolsMember', { getter (this: FastifyRequest) { return grantedAccess(this)?.member } })
@@ -106,7 +96,7 @@ export function guardHostRoutes (fastify: FastifyInstance, deps: MembersOnlyDeps
     const where = 'in fastify.membersOnly()'
     if (options !== undefined && (options === null || typeof options !== 'object')) invalidOption('membersOnly', `must be { groups?, title? } or nothing, ${where}`)
     const target = membersOnlyTarget(options ?? true, where)!
-    const hook = fixedAccessGuard(guardDeps, target)
+    const hook = kit.guard(target)
     fromDecorator.set(hook, target)
     return hook
   })
@@ -119,8 +109,8 @@ export function guardHostRoutes (fastify: FastifyInstance, deps: MembersOnlyDeps
     if (target === undefined && decorated.length === 0) return
     if (target !== undefined && decorated.length > 0) invalidOption('membersOnly', `is given twice: use the route config or fastify.membersOnly(), not both, ${where}`)
     // A new object: the host may share one config object between routes, some of them seen here and some not.
-    route.config = { ...route.config, [kMembersOnlyGuarded]: true, ...shortCircuitMark(deps.anonymous, deps.sessionDecides) }
-    const hooks = target === undefined ? own : [fixedAccessGuard(guardDeps, target), ...own]
+    route.config = { ...route.config, [kMembersOnlyGuarded]: true, ...kit.config() }
+    const hooks = target === undefined ? own : [kit.guard(target), ...own]
     // Fastify validates the schema before every preHandler: with the guard first in the list (the config
     // form, or the decorator put first), validation waits until the guard has let the request in. A
     // host that set attachValidation itself reads request.validationError in its handler, as before.
@@ -162,7 +152,7 @@ export function guardHostRoutes (fastify: FastifyInstance, deps: MembersOnlyDeps
         done(error as Error)
         return
       }
-      guard = target === undefined ? null : fixedAccessGuard(guardDeps, target)
+      guard = target === undefined ? null : kit.guard(target)
       lateGuards.set(config, guard)
     }
     if (guard === null) done()

@@ -3,13 +3,13 @@ import { access, realpath, stat } from 'node:fs/promises'
 import { isAbsolute, join, relative, sep } from 'node:path'
 import type { SendOptions } from '@fastify/static'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import type { FileResource } from '../types.js'
+import type { Catalog, FileResource } from '../types.js'
 import { errorCodes } from '../errors.js'
-import { shortCircuitMark } from '../access/anonymous-short-circuit.js'
-import { accessGuard, grantedAccess } from '../access/access-guard.js'
+import { grantedAccess } from '../access/access-guard.js'
+import { guardedAnswers, membersOnlyRoute, type MembersOnlyDeps } from '../access/members-only-kit.js'
 import { isSlug } from '../section/catalog.js'
-import { guardedAnswers, notFoundAnswer, type SectionDeps } from '../section/section-routes.js'
-import { file, hostError, noBody, page, routeSchema, type RouteDoc } from '../pages/openapi.js'
+import { notFoundAnswer } from '../section/section-routes.js'
+import { file, hostError, noBody, page, routeSchema, type OpenApi, type RouteDoc } from '../pages/openapi.js'
 import { fileName, isFileResource } from '../pages/views.js'
 import { FILE_UNAVAILABLE_WARNING, forgetHostMistake, warnHostMistakeOnce } from '../warnings.js'
 import { eventBase, fileDownloaded, type FileDownloadedEvent } from '../events.js'
@@ -31,8 +31,13 @@ export async function optionalPeer<T> (name: string, load: () => Promise<T>): Pr
   }
 }
 
-/** What the category pages are built from, and the files directory. */
-export interface FileRoutesDeps extends Omit<SectionDeps, 'paths'> {
+/** What every members-only route needs, the catalog, where the section is, and the files directory. */
+export interface FileRoutesDeps extends MembersOnlyDeps {
+  catalog: Catalog
+  /** The section's own path, as its routes are registered (Fastify puts the register prefix in front). */
+  prefix: string
+  /** Hidden from a host's @fastify/swagger, or shown under a tag (pages/openapi.ts). */
+  openapi: OpenApi
   /** The files directory's real path; undefined when the section has no files option. */
   root: string | undefined
 }
@@ -200,8 +205,7 @@ export async function fileRoutes (fastify: FastifyInstance, deps: FileRoutesDeps
     // marked for the anonymous short-circuit in the same way.
     files.get('/*', {
       schema: routeSchema(deps.openapi, doc),
-      config: shortCircuitMark(deps.anonymous, deps.sessionDecides),
-      preHandler: accessGuard<FileTarget>({ memberOf, pages, ...deps.anonymous }, findFile, notFound, deps.restrictedCategories),
+      ...membersOnlyRoute<FileTarget>(deps, findFile, notFound),
       // A host's @fastify/static setHeaders runs after ours: on a file, the private Cache-Control is put back last.
       onSend: function privateFile (_request, reply, payload, done) {
         if (reply.hasHeader('content-disposition')) {

@@ -7,8 +7,8 @@ import { choices, matchingResources, sortedChoices } from '../pages/filters.js'
 
 const { FST_SR_INVALID_CATALOG, FST_SR_INVALID_CATALOG_RECORD } = errorCodes
 
-export const SLUG_PATTERN = /^[a-z0-9]+(?:-[a-z0-9]+)*$/
-export const MAX_SLUG_LENGTH = 100
+const SLUG_PATTERN = /^[a-z0-9]+(?:-[a-z0-9]+)*$/
+const MAX_SLUG_LENGTH = 100
 
 export function isSlug (value: string): boolean {
   return value.length <= MAX_SLUG_LENGTH && SLUG_PATTERN.test(value)

@@ -1,14 +1,14 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import type { AnonymousRedirect, Catalog, FileResource, Member } from '../types.js'
+import type { Catalog, FileResource, Member } from '../types.js'
 import type { MemberLookup } from '../session/member.js'
-import { shortCircuitMark } from '../access/anonymous-short-circuit.js'
 import { wantsJson } from '../pages/negotiation.js'
 import { isFileResource } from '../pages/views.js'
 import type { PageRenderer, SectionPaths } from '../pages/page-renderer.js'
 import type { ResourceFilter } from '../pages/filters.js'
 import { asksForPage, pageHref, pagination, type PageWindow } from '../pages/pagination.js'
-import { accessGuard, grantedAccess, type OutsideAudience } from '../access/access-guard.js'
-import { hostError, page, redirect, routeSchema, STORE_DOWN, type OpenApi, type RouteDoc } from '../pages/openapi.js'
+import { grantedAccess } from '../access/access-guard.js'
+import { guardedAnswers, membersOnlyRoute, type MembersOnlyDeps } from '../access/members-only-kit.js'
+import { page, redirect, routeSchema, STORE_DOWN, type OpenApi, type RouteDoc } from '../pages/openapi.js'
 import { isSlug } from './catalog.js'
 import { readCategory, readIndex, type CategoryRead } from './catalog-reads.js'
 
@@ -73,42 +73,17 @@ const CATEGORY_JSON = {
   }
 } as const
 
-export interface SectionDeps {
+/** The members-only kit's deps (memberOf, pages, anonymous, sessionDecides, restrictedCategories) and the section's own. */
+export interface SectionDeps extends MembersOnlyDeps {
   catalog: Catalog
-  memberOf: MemberLookup
-  pages: PageRenderer
   /** Where links point (under the register prefix). */
   paths: SectionPaths
   /** The section's own path, as its routes are registered (Fastify puts the register prefix in front). */
   prefix: string
-  /** The login redirect (then the refused index redirect) a visitor gets on the section's members-only routes. */
-  anonymous: AnonymousRedirect
-  /** Whether being signed in is decided by the session alone (no host getMember). */
-  sessionDecides: boolean
-  /**
-   * How categories a member cannot open are shown: `'mark'`, on the index and a 403 at their address;
-   * `'hide'`, left off the index and answered at their address like a slug that does not exist.
-   */
-  restrictedCategories: OutsideAudience
   /** How many categories a page of the index, and resources a page of a category, shows. */
   pageSize: number
   /** Hidden from a host's @fastify/swagger, or shown under a tag (pages/openapi.ts). */
   openapi: OpenApi
-}
-
-/**
- * The answers a members-only route of the section gives everyone but the member it serves: visitors the
- * login redirect, and what the options allow (a 400 only where the Host header makes the address, a
- * 403 only when restricted categories are marked).
- */
-export function guardedAnswers (deps: Pick<SectionDeps, 'anonymous' | 'restrictedCategories'>): RouteDoc['answers'] {
-  return {
-    302: redirect('Found: a visitor who is not signed in goes to the login page, BackURL naming this address'),
-    400: deps.anonymous.baseUrl === undefined ? hostError('Bad Request: the Host header cannot make the absolute address of the login redirect (FST_SR_BAD_HOST, FST_SR_BAD_PROTOCOL); set baseUrl') : undefined,
-    403: deps.restrictedCategories === 'mark' ? page('Forbidden: the member is outside the category\'s audience (FST_SR_FORBIDDEN)') : undefined,
-    414: hostError('URI Too Long: the path and query are over 1024 characters (FST_SR_URI_TOO_LONG)'),
-    503: STORE_DOWN
-  }
 }
 
 function fileAsUrl ({ file: _file, ...fields }: FileResource, url: string) {
@@ -230,8 +205,7 @@ export function sectionRoutes (fastify: FastifyInstance, deps: SectionDeps): voi
   }
   fastify.get(`${prefix}/resources/*`, {
     schema: routeSchema(deps.openapi, category, CATEGORY_JSON),
-    config: shortCircuitMark(deps.anonymous, deps.sessionDecides),
-    preHandler: accessGuard({ memberOf, pages, ...deps.anonymous }, findCategory, toIndex, deps.restrictedCategories)
+    ...membersOnlyRoute(deps, findCategory, toIndex)
   }, categoryPage)
 
   // Scoped to the prefix: the host's own 404 handling stays in charge everywhere else.

@@ -167,8 +167,18 @@ function sessionCookieWritten (request: FastifyRequest, session: SessionHandle |
   return !secure
 }
 
-/** Login form, sign-in and sign-out. The return address is checked every time it is read. */
-export function signInRoutes (fastify: FastifyInstance, deps: SignInDeps): void {
+/**
+ * Login form, sign-in and sign-out, in a context of their own inside the section's: they inherit its
+ * CSRF plugin, form parser and error handlers (store outage, 500), and their own error handler sees
+ * their errors only. The return address is checked every time it is read.
+ */
+export function signInRoutes (section: FastifyInstance, deps: SignInDeps): void {
+  section.register(async function schoolsResourcesSignIn (fastify) {
+    signInForms(fastify, deps)
+  })
+}
+
+function signInForms (fastify: FastifyInstance, deps: SignInDeps): void {
   const { authenticate, memberOf, pages, paths, baseUrl, sessionKey, limits, returnParam } = deps
   const csrfToken = (reply: FastifyReply) => csrfTokenFor(reply, deps.session)
 
@@ -197,11 +207,11 @@ export function signInRoutes (fastify: FastifyInstance, deps: SignInDeps): void 
     return safeBackUrl(value, siteOrigin(request, baseUrl)) === undefined ? undefined : value as string
   }
 
-  // Expired forms and a busy sign-in answer with the form again (HTML) rather than a bare error.
+  // Expired forms and a busy sign-in answer with the form again (HTML) rather than a bare error. Any other
+  // error goes on to the section's handlers, which this context inherits.
   fastify.setErrorHandler(async function signInErrors (error: FastifyError, request, reply) {
     const code = error.code ?? ''
-    const isForm = request.routeOptions.url === paths.login || request.routeOptions.url === paths.logout
-    if (!isForm || (!CSRF_ERROR_CODES.has(code) && code !== SIGN_IN_BUSY)) throw error
+    if (!CSRF_ERROR_CODES.has(code) && code !== SIGN_IN_BUSY) throw error
     const status = code === SIGN_IN_BUSY ? 503 : 403
     if (request.routeOptions.url === paths.login) failed(request, status === 503 ? 'busy' : 'csrf', fields(request.body).email)
     if (code === SIGN_IN_BUSY) reply.header('retry-after', String((error as BusyError).retryAfter))

@@ -38,8 +38,8 @@ export interface RedisStoreOptions {
   breaker?: RedisBreakerOptions
 }
 
-export const DEFAULT_TIMEOUT_MS = 2000
-export const DEFAULT_BREAKER: Required<RedisBreakerOptions> = { failures: 5, openMs: 1000 }
+const DEFAULT_TIMEOUT_MS = 2000
+const DEFAULT_BREAKER: Required<RedisBreakerOptions> = { failures: 5, openMs: 1000 }
 
 type Kind = 'client' | 'sentinel' | 'cluster'
 // node-redis's classes, known by name: this package cannot import `redis` (an optional peer).
@@ -57,7 +57,7 @@ function classNames (value: object): string[] {
 }
 
 /** Which node-redis client `client` is; anything else is refused with the reason. */
-export function assertRedisClient (client: unknown, who: string): Kind {
+function assertRedisClient (client: unknown, who: string): Kind {
   if (client === null || typeof client !== 'object' || typeof (client as { sendCommand?: unknown }).sendCommand !== 'function') {
     throw new FST_SR_INVALID_OPTION('client', `${who} needs a Redis client with sendCommand(), such as createClient() from "redis"`)
   }
@@ -70,7 +70,7 @@ export function assertRedisClient (client: unknown, who: string): Kind {
   throw new FST_SR_UNSUPPORTED_REDIS_CLIENT(who, ioredis ? `ioredis is not supported; ${ACCEPTED}` : `it is not a node-redis client; ${ACCEPTED}`)
 }
 
-export function timeoutOption (options: RedisStoreOptions): number {
+function timeoutOption (options: RedisStoreOptions): number {
   const value = options.timeoutMs ?? DEFAULT_TIMEOUT_MS
   if (!Number.isSafeInteger(value) || value < 1) throw new FST_SR_INVALID_OPTION('timeoutMs', 'must be a positive whole number of milliseconds')
   return value
