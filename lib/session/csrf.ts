@@ -111,16 +111,18 @@ const tokens = new WeakMap<FastifyReply, string>()
  * be made: on a host's members-only route, outside the section's context (which keeps its CSRF plugin to
  * itself), unless the host registered @fastify/csrf-protection where that route lives.
  */
-export function csrfTokenFor (reply: FastifyReply, session: SessionAdapter | undefined): string | undefined {
+export function csrfTokenFor (reply: FastifyReply, session: SessionAdapter | undefined, perSecret = false): string | undefined {
   if (session?.of(reply.request) === undefined || !reply.server.hasReplyDecorator('generateCsrf')) return undefined
   // One token per reply: without a CSRF cookie each generateCsrf() draws a new secret and sets the cookie
   // again, so a page with two forms (the login page of a member just signed in) would send a cookie that
   // only the last token matches.
-  // The section's own CSRF cookie: the token made for it before (CsrfTokenCache); a host's setup: a new one.
+  // `perSecret` (a member's pages): the token made before for the section's own CSRF cookie
+  // (CsrfTokenCache). Otherwise, and with a host's own setup, a new one: the sign-in forms quote what the
+  // visitor typed, so they keep a fresh salt each (BREACH, docs/security.md).
   let token = tokens.get(reply)
   if (token === undefined) {
     const cache = (reply.server as unknown as Record<symbol, CsrfTokenCache | undefined>)[kCsrfTokens]
-    tokens.set(reply, token = cache === undefined ? reply.generateCsrf() : cache.tokenFor(reply))
+    tokens.set(reply, token = cache === undefined || !perSecret ? reply.generateCsrf() : cache.tokenFor(reply))
   }
   return token
 }
