@@ -61,6 +61,8 @@ export interface Refusal {
 /** One sign-in's turn to have its password checked; it must end in exactly one of fail, succeed or end. */
 export interface Turn {
   refused: undefined
+  /** The device cookie's nonce when this browser is judged as one that signed in as the username before. */
+  device: string | undefined
   /** The password was wrong: counts the failure; the lock it completed, if it completed one. */
   fail (): Promise<Refusal | undefined>
   /** The password was right: forgets this browser's failures; the device cookie's new value. */
@@ -160,7 +162,8 @@ export class SignInLimits {
     const queued = this.#lockout !== undefined
     if (queued) await this.#turns.take(user)
     try {
-      let counters = nonce === undefined ? this.#unknownBrowser(user, ip) : this.#knownBrowser(nonce)
+      let known = nonce
+      let counters = known === undefined ? this.#unknownBrowser(user, ip) : this.#knownBrowser(known)
       for (;;) {
         const keys = counters.map((c) => c.key)
         const entries = this.#turns.hold(keys)
@@ -171,13 +174,14 @@ export class SignInLimits {
           this.#turns.drop(keys, entries)
           throw err
         }
-        if (outcome === undefined) return this.#turn(user, counters, entries, deviceCookie, queued)
+        if (outcome === undefined) return this.#turn(user, counters, entries, deviceCookie, queued, known)
         this.#turns.drop(keys, entries)
         if (outcome !== 'unknown-device') {
           if (queued) this.#turns.give(user)
           return { refused: outcome }
         }
         // Too many failures from this browser: from now on it is a stranger, judged by its address.
+        known = undefined
         counters = this.#unknownBrowser(user, ip)
       }
     } catch (err) {
@@ -208,7 +212,7 @@ export class SignInLimits {
     }
   }
 
-  #turn (user: string, counters: Counter[], entries: TurnEntry[], deviceCookie: unknown, queued: boolean): Turn {
+  #turn (user: string, counters: Counter[], entries: TurnEntry[], deviceCookie: unknown, queued: boolean, device: string | undefined): Turn {
     let open = true
     const close = () => {
       if (!open) return
@@ -219,6 +223,7 @@ export class SignInLimits {
     }
     return {
       refused: undefined,
+      device,
       fail: async () => {
         try {
           const refusals = await Promise.all(counters.map((c) => countFailure(c)))

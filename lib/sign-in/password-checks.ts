@@ -103,9 +103,14 @@ export class PasswordChecks {
     this.#now = now
   }
 
-  /** Runs `fn` when the address's turn comes, or rejects with FST_SR_SIGN_IN_BUSY when there is no room. */
-  run<T> (address: string, fn: () => Promise<T>): Promise<T> {
-    const key = clientKey(address)
+  /**
+   * Runs `fn` when the client's turn comes, or rejects with FST_SR_SIGN_IN_BUSY when there is no room. The
+   * client is the address, or `device` (a browser that signed in as this username before, its device cookie
+   * checked): such a browser takes turns of its own, so a spray from its address (a school's one public
+   * address) does not hold back the members it has seen sign in.
+   */
+  run<T> (address: string | undefined, fn: () => Promise<T>, device?: string): Promise<T> {
+    const key = device === undefined ? clientKey(address) : `device:${device}`
     const client = this.#client(key)
     this.#load(client)
     client.attempts++

@@ -297,7 +297,8 @@ function signInForms (fastify: FastifyInstance, deps: SignInDeps): void {
 
     let member: Member | null | undefined
     try {
-      member = await deps.passwordChecks.run(request.ip, () => authenticate({ email, password }, request))
+      // A browser that signed in as this username before waits in a line of its own, not its address's.
+      member = await deps.passwordChecks.run(request.ip, () => authenticate({ email, password }, request), turn?.device)
     } catch (err) {
       turn?.end()
       // A full line refuses thousands in a spray: answered here, with the email kept, rather than through

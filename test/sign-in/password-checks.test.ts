@@ -278,3 +278,20 @@ t.test('the defaults follow UV_THREADPOOL_SIZE', async (t) => {
   t.same(passwordCheckDefaults({ UV_THREADPOOL_SIZE: '1' }), { concurrent: 1, waiting: 32, perAddress: 25 })
   t.same(passwordCheckDefaults({ UV_THREADPOOL_SIZE: 'many' }), passwordCheckDefaults({}))
 })
+
+t.test('a known browser takes turns of its own, not its address\'s', async (t) => {
+  const checks = new PasswordChecks({ concurrent: 1, waiting: 8, perAddress: 4 })
+  const order: string[] = []
+  let release: () => void = () => {}
+  const hold = checks.run(A, () => new Promise<void>((resolve) => { release = resolve }))
+  const queued = [
+    ...[1, 2, 3].map((i) => checks.run(A, async () => { order.push(`A ${i}`) })),
+    checks.run(A, async () => { order.push('device') }, 'nonce-1')
+  ]
+  // A has four of its four places (perAddress); the browser's own place is not one of them.
+  await t.rejects(checks.run(A, async () => undefined), { code: 'FST_SR_SIGN_IN_BUSY' }, 'the address is full')
+  release()
+  await hold
+  await Promise.all(queued)
+  t.same(order, ['device', 'A 1', 'A 2', 'A 3'], 'the browser, with no turns of its own, goes ahead of its address\'s line')
+})

@@ -82,6 +82,55 @@ t.test('a spray from 40 addresses: owners still sign in, wrong passwords bounded
   t.equal(wrongChecked.get(target.email), 100, 'the bound held')
 })
 
+t.test('a known browser does not wait behind a spray from its own address', async (t) => {
+  // A school's one public address: a spray from inside it fills the password-check line, and the members
+  // behind the same address queue with it. A browser that signed in as its username before takes turns of
+  // its own; a member on a new browser waits its address's turn, as before.
+  const { members } = directory(20)
+  const passwords = new Map(members.map((m) => [m.email, m.password]))
+  const school = '203.0.113.200'
+  let holding = false
+  const releases: Array<() => void> = []
+  const order: string[] = []
+  const authenticate = async ({ email, password }: { email: string, password: string }) => {
+    order.push(email)
+    if (holding) await new Promise<void>((resolve) => releases.push(resolve))
+    return passwords.get(email) === password ? { id: email, name: email } : null
+  }
+  const { app } = await buildTestApp({
+    plugin: { authenticate, lockout: { deviceSecret: DEVICE_SECRET }, passwordChecks: { concurrent: 1, waiting: 32 } },
+    fastify: { trustProxy: '127.0.0.1' }
+  })
+  t.teardown(() => app.close())
+  const form = await openLoginForm(app)
+  const known = members[0]
+  const newcomer = members[1]
+  const device = deviceCookie(await attempt(app, form, known.email, known.password, school))
+
+  holding = true
+  order.length = 0
+  const settle = async () => {
+    // Let the sign-ins reach the line before the next step.
+    for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve))
+  }
+  const sprayed = members.slice(2, 12).map((m, i) => attempt(app, form, m.email, `guess-${i}`, school))
+  await settle()
+  const fromNewBrowser = attempt(app, form, newcomer.email, newcomer.password, school)
+  await settle()
+  const fromKnownBrowser = attempt(app, form, known.email, known.password, school, device)
+  await settle()
+  t.equal(order.length, 1, 'one check at a time: the first sprayed guess is being checked')
+  while (releases.length > 0 || order.length < 12) {
+    releases.shift()?.()
+    await settle()
+  }
+  t.equal((await fromKnownBrowser).statusCode, 303, 'the known browser signed in')
+  t.equal((await fromNewBrowser).statusCode, 303, 'the new browser signed in too, later')
+  for (const res of await Promise.all(sprayed)) t.equal(res.statusCode, 401)
+  t.equal(order[1], known.email, 'the known browser was checked next, ahead of nine waiting guesses from its address')
+  t.equal(order.indexOf(newcomer.email), 11, 'a browser without the cookie waited behind every guess from its address')
+})
+
 t.test('an authenticate that throws, or a store that fails, gives back the turn', async (t) => {
   let throwOnce = true
   const failing = new MemoryAttemptStore()
