@@ -1,4 +1,4 @@
-import { randomBytes, timingSafeEqual, type ScryptOptions } from 'node:crypto'
+import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto'
 import { Worker } from 'node:worker_threads'
 import type { Credentials, Member } from 'fastify-schools-resources'
 
@@ -44,17 +44,30 @@ parentPort.on('message', ({ password, salt, keylen, options }) => {
 interface Job { password: string, salt: Buffer, keylen: number, options: ScryptOptions, resolve: (key: Buffer) => void, reject: (err: Error) => void }
 
 /**
+ * How long a hashing thread may sit idle before it stops. Each thread is a V8 isolate of about 6 MiB
+ * resident: two kept for ever took the example's memory right after start from 85 to 98 MiB (the
+ * bench's RSS figure, issue 23), for sign-ins that mostly come in bursts (a school's 8:30).
+ */
+export const HASH_IDLE_MS = 30_000
+
+/**
  * node:crypto's scrypt on HASH_THREADS worker threads of the example's own, not on libuv's thread pool:
  * the pool (4 threads) stays for file reads, and the hashes run below the event loop's priority. In the
  * spray bench (docs/performance.md) this took the server's event-loop delay p99 from 46-61 ms to 33-35 ms
- * and a download's p99 from 346-453 ms to 255-298 ms. A thread is started at the first hash and kept; it holds the process open only
- * while it hashes.
+ * and a download's p99 from 346-453 ms to 255-298 ms. A thread is started when a check finds none free,
+ * and stops after `idleMs` without work; it holds the process open only while it hashes.
  */
-class Hashers {
+export class Hashers {
   readonly #idle: Worker[] = []
   readonly #jobs: Job[] = []
   readonly #running = new Map<Worker, Job>()
+  readonly #idleTimers = new Map<Worker, NodeJS.Timeout>()
+  readonly #idleMs: number
   #threads = 0
+
+  constructor (idleMs = HASH_IDLE_MS) {
+    this.#idleMs = idleMs
+  }
 
   hash (password: string, salt: Buffer, keylen: number, options: ScryptOptions): Promise<Buffer> {
     return new Promise((resolve, reject) => {
@@ -67,6 +80,8 @@ class Hashers {
     while (this.#jobs.length > 0) {
       const worker = this.#idle.pop() ?? this.#spawn()
       if (worker === undefined) return
+      clearTimeout(this.#idleTimers.get(worker))
+      this.#idleTimers.delete(worker)
       const job = this.#jobs.shift()!
       this.#running.set(worker, job)
       worker.ref()
@@ -84,6 +99,7 @@ class Hashers {
       this.#running.delete(worker)
       worker.unref()
       this.#idle.push(worker)
+      this.#idleTimers.set(worker, setTimeout(() => this.#stop(worker), this.#idleMs).unref())
       if (key === undefined) job.reject(new Error(error))
       else job.resolve(Buffer.from(key.buffer, key.byteOffset, key.byteLength))
       this.#dispatch()
@@ -92,14 +108,34 @@ class Hashers {
     worker.on('error', (err) => {
       this.#running.get(worker)?.reject(err)
       this.#running.delete(worker)
-      this.#threads--
+      this.#forget(worker)
       this.#dispatch()
     })
     return worker
   }
+
+  /** An idle thread's time is up: it leaves the pool, and a later check starts a new one. */
+  #stop (worker: Worker): void {
+    this.#forget(worker)
+    worker.terminate().catch(() => {})
+  }
+
+  #forget (worker: Worker): void {
+    clearTimeout(this.#idleTimers.get(worker))
+    this.#idleTimers.delete(worker)
+    const at = this.#idle.indexOf(worker)
+    if (at !== -1) this.#idle.splice(at, 1)
+    this.#threads--
+  }
 }
 
 const hashers = new Hashers()
+
+function scryptAsync (password: string, salt: Buffer, keylen: number, options: ScryptOptions): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    scrypt(password, salt, keylen, options, (err, key) => { if (err === null) resolve(key); else reject(err) })
+  })
+}
 
 const KEY_LENGTH = 64
 const PARAMS = { N: 16384, r: 8, p: 1 }
@@ -107,7 +143,9 @@ const PARAMS = { N: 16384, r: 8, p: 1 }
 /** `scrypt$N$r$p$salt$hash`, base64 parts: the parameters travel with the hash. */
 export async function hashPassword (password: string): Promise<string> {
   const salt = randomBytes(16)
-  const key = await hashers.hash(password, salt, KEY_LENGTH, PARAMS)
+  // Hashed at start-up (the demo accounts) on libuv's pool, before any file is served: the threads
+  // start with the first sign-in instead of sitting idle from the start.
+  const key = await scryptAsync(password, salt, KEY_LENGTH, PARAMS)
   return ['scrypt', PARAMS.N, PARAMS.r, PARAMS.p, salt.toString('base64'), key.toString('base64')].join('$')
 }
 
