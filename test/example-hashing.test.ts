@@ -19,7 +19,15 @@ function loweredThreads (): number[] {
   const main = niceOf(String(process.pid))
   const nice: number[] = []
   for (const tid of readdirSync('/proc/self/task')) {
-    if (niceOf(tid) > main) nice.push(niceOf(tid) - main)
+    // A thread that stopped since the directory was read (an idle hashing thread) is gone: not counted.
+    let own: number
+    try {
+      own = niceOf(tid)
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT' || (err as NodeJS.ErrnoException).code === 'ESRCH') continue
+      throw err
+    }
+    if (own > main) nice.push(own - main)
   }
   return nice
 }
