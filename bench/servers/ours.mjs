@@ -2,6 +2,8 @@
 // memory store the runner can count over IPC. Start-up hashes the demo password with scrypt.
 // OURS_VARIANT: the same server without what later steps of the signed-in breakdown add
 // (bench/lib/servers.mjs BREAKDOWN); OURS_DIST: another build of this repository (--extra name=dir).
+// First, as in examples/server.ts (see bench/servers/next-tick-shape.mjs).
+import './next-tick-shape.mjs'
 import { monitorEventLoopDelay } from 'node:perf_hooks'
 import fastifySession from '@fastify/session'
 import escapeHtml from 'escape-html'
