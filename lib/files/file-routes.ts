@@ -95,6 +95,12 @@ export function fileAddress (url: string, wildcard: string): { slug: string, id:
   return { slug, id, name }
 }
 
+/** The value of a settled promise, or what it was rejected with, thrown: checks read in the order they matter. */
+function outcome<T> (result: PromiseSettledResult<T>): T {
+  if (result.status === 'rejected') throw result.reason
+  return result.value
+}
+
 /**
  * The protected files: `<prefix>/files/<category>/<resource id>/<file name>`, served with @fastify/static
  * to members who may see the category. The address names the category so that its audience is known
@@ -134,17 +140,21 @@ export async function fileRoutes (fastify: FastifyInstance, deps: FileRoutesDeps
     if (root === undefined) return { problem: 'cannot be served: the section has no files option' }
     // The record was checked where it entered (checkedCatalog): `file` is a relative path of named
     // segments, so joined to the root it can only leave it through a symlink, which is checked here.
-    let real: string
+    const path = join(root, file)
     try {
-      real = await realpath(join(root, file))
+      // The three at once: each is a trip to the thread pool and back through the event loop, and while
+      // the loop is busy (a password spray) every trip waits for it. stat and access follow symlinks as
+      // realpath does, so they see the file realpath names; their answers count only once it is inside.
+      const [found, info, readable] = await Promise.allSettled([realpath(path), stat(path), access(path, constants.R_OK)])
+      const real = outcome(found)
       // The real path, symlinks followed, must stay inside the root's real path.
       const inside = relative(root, real)
       if (inside === '' || inside === '..' || inside.startsWith(`..${sep}`) || isAbsolute(inside)) {
         return { problem: `${JSON.stringify(file)} leads outside the files directory (a symlink to ${real})` }
       }
-      if (!(await stat(real)).isFile()) return { problem: `${JSON.stringify(file)} is not a file` }
+      if (!outcome(info).isFile()) return { problem: `${JSON.stringify(file)} is not a file` }
       // Unreadable (EACCES) would otherwise reach @fastify/send as a 500 that names the path.
-      await access(real, constants.R_OK)
+      outcome(readable)
       return { path: `/${inside.split(sep).join('/')}` }
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code

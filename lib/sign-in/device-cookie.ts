@@ -1,4 +1,4 @@
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
+import { createHmac, createSecretKey, randomBytes, timingSafeEqual, type KeyObject } from 'node:crypto'
 
 /** The cookie a browser gets at a successful sign-in, as OWASP's "device cookies" describe. */
 export const DEVICE_COOKIE = 'sr_device'
@@ -17,10 +17,11 @@ const MAX_COOKIE_LENGTH = MAX_DEVICE_ENTRIES * 67
  * it in, until that process restarts.
  */
 export class DeviceCookies {
-  readonly #key: Buffer
+  // A KeyObject: Node's createHmac accepts one several times faster than a Buffer (see events.ts).
+  readonly #key: KeyObject
 
   constructor (secret: string | undefined) {
-    this.#key = secret === undefined ? randomBytes(32) : Buffer.from(secret)
+    this.#key = createSecretKey(secret === undefined ? randomBytes(32) : Buffer.from(secret))
   }
 
   #sign (username: string, nonce: string): string {
