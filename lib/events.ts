@@ -94,8 +94,8 @@ export function eventBase (request: FastifyRequest, section: string | undefined)
 }
 
 // Used when the host gives no auditKey: hashes compare within this process only. A KeyObject, not the
-// bytes: Node's createHmac takes several times longer to accept a Buffer key (it first checks, slowly,
-// whether the Buffer is a key object), and a password spray makes one hash per attempt.
+// bytes: Node 24's createHmac takes several times longer to accept a Buffer key (docs/upstream-hmac-key.md),
+// and a password spray makes one hash per attempt.
 const PROCESS_KEY = createSecretKey(randomBytes(32))
 
 /**
