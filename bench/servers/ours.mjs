@@ -3,13 +3,12 @@
 // OURS_VARIANT: the same server without what later steps of the signed-in breakdown add
 // (bench/lib/servers.mjs BREAKDOWN); OURS_DIST: another build of this repository (--extra name=dir).
 // First, as in examples/server.ts (see bench/servers/next-tick-shape.mjs).
-import './next-tick-shape.mjs'
+import { dist } from './next-tick-shape.mjs'
 import { monitorEventLoopDelay } from 'node:perf_hooks'
 import fastifySession from '@fastify/session'
 import escapeHtml from 'escape-html'
 import { answerStats, baseUrl, host, member, port, ready, secret, smallPage } from './common.mjs'
 
-const dist = process.env.OURS_DIST === undefined ? '../../dist' : `${process.env.OURS_DIST}/dist`
 const { buildApp } = await import(`${dist}/examples/app.js`)
 
 // The reference's small page, rendered through the section's views (escaped as a view must).
