@@ -96,8 +96,9 @@ export interface SectionOptions {
   loginRateLimit?: LoginRateLimitOptions | false
   /**
    * How many passwords this process checks at once, how many sign-ins wait for a turn, and how many of
-   * those one client address may have (default: half of libuv's thread pool at once, 32 times that
-   * waiting, three quarters of both per address). Past them, sign-in answers 503 FST_SR_SIGN_IN_BUSY at once.
+   * those one client address may have (default: half of libuv's thread pool at once; up to 256 times that
+   * waiting, and no more than those checks get through in 10 s; three quarters of both per address). Past
+   * them, sign-in answers 503 FST_SR_SIGN_IN_BUSY at once.
    */
   passwordChecks?: PasswordChecksOptions
   /**

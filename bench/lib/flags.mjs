@@ -21,6 +21,9 @@ writes docs/performance.md, docs/performance-chart.svg and docs/performance.json
                           started with that build's own npm-start flags; repeatable
   --each-variant          also measure ours with Node printing and the plugin logging every warning
   --log-level LEVEL       our server's log level (default warn; the peers log at warn)
+  --spray-connections N   the spray's connections per attacking address (default 2: 100 in all)
+  --spray-waiting N       our server's password line: sign-ins that may wait (passwordChecks.waiting;
+                          default the example's own, 32 per check at once)
   --name NAME             write bench/results/NAME.{md,json} and NAME-chart.svg instead of docs/
   --from-json FILE        render the report again from a saved run (docs/performance.json), no measuring
   -h, --help              this text`
@@ -44,6 +47,8 @@ export function parseFlags (argv) {
       extra: { type: 'string', multiple: true, default: [] },
       'each-variant': { type: 'boolean', default: false },
       'log-level': { type: 'string', default: 'warn' },
+      'spray-connections': { type: 'string', default: '2' },
+      'spray-waiting': { type: 'string' },
       name: { type: 'string' },
       'from-json': { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false }
@@ -80,6 +85,8 @@ export function parseFlags (argv) {
     }),
     eachVariant: values['each-variant'],
     logLevel: values['log-level'],
+    sprayConnections: number('spray-connections'),
+    sprayWaiting: values['spray-waiting'] === undefined ? undefined : number('spray-waiting'),
     name: values.name,
     fromJson: values['from-json']
   }

@@ -185,7 +185,7 @@ function spraySection ({ spray, label }) {
   const ms = (p) => `p50 ${fmt(p.p50Ms, 1)} / p99 ${fmt(p.p99Ms, 1)} / max ${fmt(p.maxMs, 1)} ms (${fmt(p.count, 0)})`
   const statuses = (counts) => Object.entries(counts).map(([status, n]) => `${n} × ${status}`).join(', ')
   const out = ['### Password spray', '']
-  out.push(`${attempts.toLocaleString('en')} wrong passwords over ${usernames} usernames from ${addresses} loopback addresses (${perAddress} connections each), with the example's own sign-in limits. Meanwhile a member downloads a protected PDF one request at a time, and real members sign in (login form and post, each from an address of its own) every 250 ms. Server not pinned. Latencies: p50 / p99 / max (count).`)
+  out.push(`${attempts.toLocaleString('en')} wrong passwords over ${usernames} usernames from ${addresses} loopback addresses (${perAddress} connections each), with the example's own sign-in limits${spray[0].passwordWaiting === undefined || spray[0].passwordWaiting === 'default' ? '' : ` and a password line of ${spray[0].passwordWaiting} waiting places`}. Meanwhile a member downloads a protected PDF one request at a time, and real members sign in (login form and post, each from an address of its own) every 250 ms. Server not pinned. Latencies: p50 / p99 / max (count).`)
   out.push('')
   out.push('| server | spray: s, attempts/s, answers | download, quiet | download, during the spray | real sign-in, quiet | real sign-in, during | real sign-ins\' answers during | server event-loop delay during, p99 / max ms |')
   out.push('|---|---|---|---|---|---|---|---|')

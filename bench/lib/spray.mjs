@@ -134,10 +134,13 @@ if (!isMainThread && workerData?.shape !== undefined) {
  * per-address limit off): a quiet baseline of downloads and real sign-ins, then the same during the spray.
  */
 export async function sprayProbe (server, settings) {
-  const proc = await startServer(server, { pinToCore: false, env: { BASE_URL, LOG_LEVEL: 'warn', OURS_LIMITS: 'example' } })
+  // --spray-waiting: the line's length for this run (the example keeps the section's default otherwise).
+  const waiting = settings.sprayWaiting === undefined ? {} : { OURS_PASSWORD_WAITING: String(settings.sprayWaiting) }
+  const proc = await startServer(server, { pinToCore: false, env: { BASE_URL, LOG_LEVEL: 'warn', OURS_LIMITS: 'example', ...waiting } })
+  const perAddress = settings.sprayConnections ?? 2
   const shape = settings.quick
-    ? { attempts: 1000, usernames: 100, addresses: 10, perAddress: 2 }
-    : { attempts: 5000, usernames: 500, addresses: 50, perAddress: 2 }
+    ? { attempts: 1000, usernames: 100, addresses: 10, perAddress }
+    : { attempts: 5000, usernames: 500, addresses: 50, perAddress }
   // Nothing pinned: the server's hashes use the thread pool's cores, and the spray's worker thread must
   // not share one core with the probes' clocks.
   unpinRunner()
@@ -165,7 +168,7 @@ export async function sprayProbe (server, settings) {
     const { eldP99Ms, eldMaxMs, serverDownload, serverSignIn } = await serverStats(proc)
     delete baselineSignIn.next
     delete signIn.next
-    const rec = { server: server.name, shape, baseline: { download: baselineDownload, signIn: baselineSignIn }, spray: attack, download, signIn, eventLoopDelayMs: { p99: eldP99Ms, max: eldMaxMs }, serverSide: { download: serverDownload, signIn: serverSignIn }, cores, loadAverage: loadavg()[0] }
+    const rec = { server: server.name, shape, passwordWaiting: settings.sprayWaiting ?? 'default', baseline: { download: baselineDownload, signIn: baselineSignIn }, spray: attack, download, signIn, eventLoopDelayMs: { p99: eldP99Ms, max: eldMaxMs }, serverSide: { download: serverDownload, signIn: serverSignIn }, cores, loadAverage: loadavg()[0] }
     log('spray', JSON.stringify(rec))
     return rec
   } finally {

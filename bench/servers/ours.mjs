@@ -10,6 +10,7 @@ import escapeHtml from 'escape-html'
 import { answerStats, baseUrl, host, member, port, ready, secret, smallPage } from './common.mjs'
 
 const { buildApp } = await import(`${dist}/examples/app.js`)
+const { HASH_THREADS } = await import(`${dist}/examples/demo-member.js`)
 
 // The reference's small page, rendered through the section's views (escaped as a view must).
 const smallPageViews = {
@@ -41,6 +42,8 @@ const app = await buildApp({
     // per-address sign-in limit (50 per 15 minutes) would refuse it, so it is off here, except for the
     // password spray (OURS_LIMITS=example), which measures the example's own limits.
     ...(process.env.OURS_LIMITS === 'example' ? {} : { loginRateLimit: false }),
+    // OURS_PASSWORD_WAITING (the spray's --spray-waiting): a longer or shorter password line than the example's.
+    ...(process.env.OURS_PASSWORD_WAITING === undefined ? {} : { passwordChecks: { concurrent: HASH_THREADS, waiting: Number(process.env.OURS_PASSWORD_WAITING) } }),
     // OURS_CONFLICT_LOG=each: the plugin's default conflict log instead of the example's summary.
     ...(process.env.OURS_CONFLICT_LOG === 'each' ? { conflictLog: 'each' } : {}),
     ...VARIANTS[variant]

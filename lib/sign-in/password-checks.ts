@@ -11,7 +11,10 @@ export interface PasswordChecksOptions {
    * service (an identity provider over HTTP, LDAP) can take 32 or more.
    */
   concurrent?: number
-  /** Sign-ins that may wait for their turn (default 32 × `concurrent`); past that, FST_SR_SIGN_IN_BUSY. */
+  /**
+   * Sign-ins that may wait for their turn (default 256 × `concurrent`), and never more than the checks
+   * get through in MAX_WAIT_MS at their pace so far; past that, FST_SR_SIGN_IN_BUSY.
+   */
   waiting?: number
   /** Of those running and waiting, at most this many from one client address (default three quarters of both together). */
   perAddress?: number
@@ -23,13 +26,24 @@ export interface PasswordCheckSettings {
   perAddress: number
 }
 
-/** The defaults, from the thread pool's size (Node reads UV_THREADPOOL_SIZE once, at its first use). */
 /**
- * Waiting places per check at once: a school's morning burst from one address (30 teachers at 8:30, a
- * shared login on a class set of laptops) waits its turn rather than getting 503s; a waiter costs a
- * closure, and the fair share, not the length of the line, keeps an attacker from crowding others out.
+ * Waiting places per check at once, at most: a school's morning burst from one address (30 teachers at
+ * 8:30, a shared login on a class set of laptops) waits its turn rather than getting 503s. The line is
+ * also the spray's brake: a sprayed sign-in that waits holds its connection, while one refused at once
+ * comes straight back, and a line shorter than the attacker's connections refused them in bursts that
+ * held up the event loop, downloads included ("The password line and the spray" in docs/performance.md, in the repository).
+ * What bounds a wait is MAX_WAIT_MS; this bounds the memory (a waiter is a request being answered).
  */
-export const WAITING_PER_CHECK = 32
+export const WAITING_PER_CHECK = 256
+
+/**
+ * The longest wait for a turn that the line takes on, at the mean pace of the checks so far: with the
+ * example's 50 ms hashes and 2 checks at once, 400 places; with a 2 s identity provider, 10. Past it,
+ * FST_SR_SIGN_IN_BUSY at once, with a Retry-After to match, rather than a wait past a proxy's timeout.
+ */
+export const MAX_WAIT_MS = 10_000
+
+/** The defaults, from the thread pool's size (Node reads UV_THREADPOOL_SIZE once, at its first use). */
 
 export function passwordCheckDefaults (env: NodeJS.ProcessEnv = process.env): PasswordCheckSettings {
   const pool = Number(env.UV_THREADPOOL_SIZE)
@@ -118,11 +132,16 @@ export class PasswordChecks {
     // A free check: taken at once when nobody waits, and by an address that is not pushing even when
     // somebody does (what waits then is held back from the last check: see #free).
     if (this.#free(client) && (this.#waiting === 0 || !this.#pushing(client))) return this.#start(client, fn)
-    if (this.#waiting >= this.#settings.waiting && !this.#makeRoomFor(client)) return this.#refuse(client)
+    if (this.#waiting >= this.#room() && !this.#makeRoomFor(client)) return this.#refuse(client)
     return new Promise<T>((resolve, reject) => {
       client.queue.push({ start: () => { this.#start(client, fn).then(resolve, reject) }, refuse: reject, seq: this.#seq++ })
       this.#waiting++
     })
+  }
+
+  /** Waiting places now: `waiting`, and no more than the checks get through in MAX_WAIT_MS at their pace. */
+  #room (): number {
+    return Math.min(this.#settings.waiting, Math.floor(this.#settings.concurrent * MAX_WAIT_MS / this.#meanMs))
   }
 
   #client (key: string): Client {

@@ -2,7 +2,7 @@ import t from 'tap'
 import { request as httpRequest, Agent } from 'node:http'
 import type { FastifyInstance } from 'fastify'
 import type { Credentials, Member } from '../../lib/index.js'
-import { PasswordChecks, passwordCheckDefaults } from '../../lib/sign-in/password-checks.js'
+import { MAX_WAIT_MS, PasswordChecks, passwordCheckDefaults } from '../../lib/sign-in/password-checks.js'
 import { TEACHER, TEACHER_MEMBER, buildTestApp, openLoginForm } from '../helpers/app.js'
 
 // Issue 19: password checks (scrypt on libuv's 4 threads) starved file downloads during a spray. The
@@ -115,19 +115,39 @@ t.test('waiting: 0 runs what it can and refuses the rest; a failing authenticate
 t.test('Retry-After follows the line and the pace of the checks, 1 to 60 s', async (t) => {
   let now = 0
   const checks = new PasswordChecks({ concurrent: 1, waiting: 100, perAddress: 1000 }, () => now)
-  // Slow checks: 10 s each, as measured by the injected clock.
+  // Very slow checks: 100 s each, as measured by the injected clock, so no wait fits MAX_WAIT_MS.
   for (let i = 0; i < 5; i++) {
-    await checks.run(A, async () => { now += 10_000 })
+    await checks.run(A, async () => { now += 100_000 })
   }
+  let release: () => void = () => {}
+  const running = checks.run(A, () => new Promise<void>((resolve) => { release = resolve }))
+  const refused = await checks.run(A, async () => undefined).catch((err: { code: string, retryAfter: number }) => err)
+  t.match(refused, { code: 'FST_SR_SIGN_IN_BUSY', retryAfter: 60 }, 'no place in line, and capped at 60 s')
+  release()
+  await running
+})
+
+t.test('the line takes on no more than MAX_WAIT_MS of waiting, at the pace of the checks so far', async (t) => {
+  t.equal(MAX_WAIT_MS, 10_000)
+  let now = 0
+  // Room for 100 by count; the checks' pace decides how many of them wait.
+  const checks = new PasswordChecks({ concurrent: 2, waiting: 100, perAddress: 1000 }, () => now)
+  // Five checks of 1 s: the mean pace is 0.8^5 × 100 ms + (1 - 0.8^5) × 1000 ms = 705 ms, so 2 checks
+  // get through 28 sign-ins in 10 s.
+  for (let i = 0; i < 5; i++) await checks.run(A, async () => { now += 1000 })
   const holds: Array<() => void> = []
-  const line = Array.from({ length: 102 }, () => checks.run(A, () => new Promise<void>((resolve) => holds.push(resolve))))
-  const refused = await line[101].catch((err: { retryAfter: number }) => err)
-  t.equal((refused as { retryAfter: number }).retryAfter, 60, 'capped at 60 s')
+  const hold = () => new Promise<void>((resolve) => holds.push(resolve))
+  const taken = Array.from({ length: 2 + 28 }, () => checks.run(A, hold))
+  const over = await checks.run(A, hold).catch((err: { code: string, retryAfter: number }) => err)
+  t.match(over, { code: 'FST_SR_SIGN_IN_BUSY', retryAfter: 11 }, 'the 31st is refused at once: (2 + 28) / 2 checks × 705 ms')
+  t.equal(holds.length, 2, 'two run, 28 wait')
+  // The line drains in order; each check here takes no time, so the pace quickens and the room grows.
   while (holds.length > 0) {
     holds.shift()!()
     await new Promise((resolve) => setImmediate(resolve))
   }
-  await Promise.all(line.slice(0, 101))
+  await Promise.all(taken)
+  t.pass('every sign-in that was let wait had its turn')
 })
 
 t.test('a check\'s history fades: after a few minutes the address is light again', async (t) => {
@@ -273,9 +293,9 @@ t.test('addresses: one /64 is one share (clientKey, test/sign-in/limits.test.ts)
 })
 
 t.test('the defaults follow UV_THREADPOOL_SIZE', async (t) => {
-  t.same(passwordCheckDefaults({}), { concurrent: 2, waiting: 64, perAddress: 50 })
-  t.same(passwordCheckDefaults({ UV_THREADPOOL_SIZE: '16' }), { concurrent: 8, waiting: 256, perAddress: 198 })
-  t.same(passwordCheckDefaults({ UV_THREADPOOL_SIZE: '1' }), { concurrent: 1, waiting: 32, perAddress: 25 })
+  t.same(passwordCheckDefaults({}), { concurrent: 2, waiting: 512, perAddress: 386 })
+  t.same(passwordCheckDefaults({ UV_THREADPOOL_SIZE: '16' }), { concurrent: 8, waiting: 2048, perAddress: 1542 })
+  t.same(passwordCheckDefaults({ UV_THREADPOOL_SIZE: '1' }), { concurrent: 1, waiting: 256, perAddress: 193 })
   t.same(passwordCheckDefaults({ UV_THREADPOOL_SIZE: 'many' }), passwordCheckDefaults({}))
 })
 
