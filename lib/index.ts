@@ -88,6 +88,12 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
     const csrf = await registerCsrf(section, opts.baseUrl)
     if (!servesSignIn(section.server, paths, { authenticate: opts.authenticate, sessionKey: opts.sessionKey, logout: paths.logout, findMember: opts.findMember?.find, returnParam: opts.returnParam })) return
     if (opts.lockout !== false) warnWithoutDeviceSecret(section.log, opts.lockout)
+    const passwordChecks = new PasswordChecks(opts.passwordChecks)
+    // Before the server waits for its requests to end: the sign-ins still in line are answered now.
+    section.addHook('preClose', function passwordLineClose (done) {
+      passwordChecks.close()
+      done()
+    })
     signInRoutes(section, {
       authenticate: opts.authenticate,
       memberOf,
@@ -104,7 +110,7 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
         : new SignInLimits(opts.lockout === false ? undefined : opts.lockout, opts.loginRateLimit === false ? undefined : opts.loginRateLimit),
       verifyCsrf: csrf.verify,
       renewCsrfCookie: csrf.dropCookie,
-      passwordChecks: new PasswordChecks(opts.passwordChecks),
+      passwordChecks,
       openapi: opts.openapi,
       auditKey: opts.auditKey,
       finder

@@ -22,8 +22,8 @@ writes docs/performance.md, docs/performance-chart.svg and docs/performance.json
   --each-variant          also measure ours with Node printing and the plugin logging every warning
   --log-level LEVEL       our server's log level (default warn; the peers log at warn)
   --spray-connections N   the spray's connections per attacking address (default 2: 100 in all)
-  --spray-waiting N       our server's password line: sign-ins that may wait (passwordChecks.waiting;
-                          default the example's own, 32 per check at once)
+  --spray-waiting N       our server's password line: sign-ins that may wait (passwordChecks.waiting,
+                          0 for none; default the example's own: the section's, 10 s of checks)
   --name NAME             write bench/results/NAME.{md,json} and NAME-chart.svg instead of docs/
   --from-json FILE        render the report again from a saved run (docs/performance.json), no measuring
   -h, --help              this text`
@@ -86,7 +86,8 @@ export function parseFlags (argv) {
     eachVariant: values['each-variant'],
     logLevel: values['log-level'],
     sprayConnections: number('spray-connections'),
-    sprayWaiting: values['spray-waiting'] === undefined ? undefined : number('spray-waiting'),
+    // 0 is a line with no waiting places, which number() would refuse.
+    sprayWaiting: values['spray-waiting'] === '0' ? 0 : values['spray-waiting'] === undefined ? undefined : number('spray-waiting'),
     name: values.name,
     fromJson: values['from-json']
   }

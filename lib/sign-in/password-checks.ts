@@ -12,8 +12,8 @@ export interface PasswordChecksOptions {
    */
   concurrent?: number
   /**
-   * Sign-ins that may wait for their turn (default 256 × `concurrent`), and never more than the checks
-   * get through in MAX_WAIT_MS at their pace so far; past that, FST_SR_SIGN_IN_BUSY.
+   * Sign-ins that may wait for their turn (default 256 × `concurrent`); the line also takes on no more
+   * than the checks get through in about 10 s at their pace so far. Past that, FST_SR_SIGN_IN_BUSY.
    */
   waiting?: number
   /** Of those running and waiting, at most this many from one client address (default three quarters of both together). */
@@ -32,14 +32,16 @@ export interface PasswordCheckSettings {
  * also the spray's brake: a sprayed sign-in that waits holds its connection, while one refused at once
  * comes straight back, and a line shorter than the attacker's connections refused them in bursts that
  * held up the event loop, downloads included ("The password line and the spray" in docs/performance.md, in the repository).
- * What bounds a wait is MAX_WAIT_MS; this bounds the memory (a waiter is a request being answered).
+ * What bounds a wait is MAX_WAIT_MS; this bounds the memory (a waiter is a request being answered: about
+ * 23 KiB resident, bench/waiting-memory.mjs).
  */
 export const WAITING_PER_CHECK = 256
 
 /**
- * The longest wait for a turn that the line takes on, at the mean pace of the checks so far: with the
- * example's 50 ms hashes and 2 checks at once, 400 places; with a 2 s identity provider, 10. Past it,
- * FST_SR_SIGN_IN_BUSY at once, with a Retry-After to match, rather than a wait past a proxy's timeout.
+ * The wait for a turn that the line takes on, at the mean pace of the checks so far: with the example's
+ * 50 ms hashes and 2 checks at once, 400 places; with a 2 s identity provider and 32 checks at once, 160.
+ * Past it, FST_SR_SIGN_IN_BUSY at once, with a Retry-After to match. An estimate, made as a sign-in
+ * arrives: checks that slow down later make the wait longer, and lighter addresses go ahead.
  */
 export const MAX_WAIT_MS = 10_000
 
@@ -93,13 +95,15 @@ const MAX_REMEMBERED = 10_000
 
 /**
  * The password checks of one process, bounded: at most `concurrent` `authenticate` calls at once, at
- * most `waiting` more in line, and at most `perAddress` of both from one address. The next turn goes to
+ * most `waiting` more in line (and no more than about MAX_WAIT_MS of checks), and at most `perAddress`
+ * of both from one address. The next turn goes to
  * the waiting address with the fewest checks lately (running, waiting and a decaying count of those
  * started or refused), first come first served among equals, so a sign-in from an address that is not spraying
  * passwords goes ahead of the spray, and busy addresses take turns. When
  * the line is full, a newcomer with fewer checks lately takes the place of the newest waiter of the
  * busiest address; otherwise it is refused at once with FST_SR_SIGN_IN_BUSY (503, `retryAfter`).
- * Every call is either run or refused: nothing waits for ever.
+ * Every call is either run or refused: nothing waits for ever. When the app closes, the waiting are
+ * refused (close()).
  */
 export class PasswordChecks {
   readonly #settings: PasswordCheckSettings
@@ -109,8 +113,9 @@ export class PasswordChecks {
   #waiting = 0
   #seq = 0
   #lastRefusal = -Infinity
-  // The mean time of a check (exponentially weighted), for Retry-After.
+  // The mean time of a check (exponentially weighted), for Retry-After and the line's room.
   #meanMs = 100
+  #closing = false
 
   constructor (settings: PasswordCheckSettings, now: () => number = Date.now) {
     this.#settings = settings
@@ -139,8 +144,24 @@ export class PasswordChecks {
     })
   }
 
+  /**
+   * The app is closing (a restart, a deploy): every sign-in still waiting is refused now with
+   * FST_SR_SIGN_IN_BUSY, and from now on none waits; the checks running finish. A full line is about
+   * 10 s of checks, the example's whole shutdown deadline: the browsers' retries go to another instance.
+   */
+  close (): void {
+    this.#closing = true
+    for (const client of this.#clients.values()) {
+      while (client.queue.length > 0) {
+        this.#waiting--
+        client.queue.shift()!.refuse(this.#busy())
+      }
+    }
+  }
+
   /** Waiting places now: `waiting`, and no more than the checks get through in MAX_WAIT_MS at their pace. */
   #room (): number {
+    if (this.#closing) return 0
     return Math.min(this.#settings.waiting, Math.floor(this.#settings.concurrent * MAX_WAIT_MS / this.#meanMs))
   }
 

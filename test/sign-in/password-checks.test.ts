@@ -112,7 +112,7 @@ t.test('waiting: 0 runs what it can and refuses the rest; a failing authenticate
   t.equal(await checks.run(A, async () => 'next'), 'next', 'the failed check gave its turn back')
 })
 
-t.test('Retry-After follows the line and the pace of the checks, 1 to 60 s', async (t) => {
+t.test('Retry-After is at most 60 s, however slow the checks', async (t) => {
   let now = 0
   const checks = new PasswordChecks({ concurrent: 1, waiting: 100, perAddress: 1000 }, () => now)
   // Very slow checks: 100 s each, as measured by the injected clock, so no wait fits MAX_WAIT_MS.
@@ -141,13 +141,23 @@ t.test('the line takes on no more than MAX_WAIT_MS of waiting, at the pace of th
   const over = await checks.run(A, hold).catch((err: { code: string, retryAfter: number }) => err)
   t.match(over, { code: 'FST_SR_SIGN_IN_BUSY', retryAfter: 11 }, 'the 31st is refused at once: (2 + 28) / 2 checks × 705 ms')
   t.equal(holds.length, 2, 'two run, 28 wait')
-  // The line drains in order; each check here takes no time, so the pace quickens and the room grows.
+  // The line drains; each check here takes no time by the injected clock, so the pace quickens.
   while (holds.length > 0) {
     holds.shift()!()
     await new Promise((resolve) => setImmediate(resolve))
   }
   await Promise.all(taken)
-  t.pass('every sign-in that was let wait had its turn')
+  // 30 more instant checks: the mean is now 705 × 0.8^30 ≈ 0.9 ms, so the room is the count (100).
+  // 11 s later, so that the refusal above no longer keeps A out of the last check (the members' lane).
+  now += 11_000
+  const more = Array.from({ length: 2 + 100 }, () => checks.run(A, hold))
+  await t.rejects(checks.run(A, hold), { code: 'FST_SR_SIGN_IN_BUSY' }, 'past the count, refused')
+  t.equal(holds.length, 2, 'two run, 100 wait: at a quick pace the count bounds the line')
+  while (holds.length > 0) {
+    holds.shift()!()
+    await new Promise((resolve) => setImmediate(resolve))
+  }
+  await Promise.all(more)
 })
 
 t.test('a check\'s history fades: after a few minutes the address is light again', async (t) => {
@@ -290,6 +300,56 @@ t.test('addresses: one /64 is one share (clientKey, test/sign-in/limits.test.ts)
   await first
   for (let i = 0; i < 10_050; i++) await checks.run(`10.0.${i >> 8}.${i & 255}`, async () => undefined)
   t.pass('10,050 addresses seen; the idle ones are forgotten past 10,000')
+})
+
+t.test('close(): the sign-ins waiting are refused at once, the running check ends, and none waits after', async (t) => {
+  const checks = new PasswordChecks({ concurrent: 1, waiting: 10, perAddress: 10 })
+  let release: () => void = () => {}
+  const running = checks.run(A, () => new Promise<string>((resolve) => { release = () => resolve('checked') }))
+  const waiting = [checks.run(A, async () => 'never'), checks.run(B, async () => 'never')]
+  checks.close()
+  for (const w of waiting) await t.rejects(w, { code: 'FST_SR_SIGN_IN_BUSY' }, 'a waiter is refused')
+  await t.rejects(checks.run(C, async () => 'never'), { code: 'FST_SR_SIGN_IN_BUSY' }, 'no check free and no place in line')
+  release()
+  t.equal(await running, 'checked', 'the check that was running ends as it would')
+  t.equal(await checks.run(C, async () => 'free'), 'free', 'a free check still runs')
+})
+
+t.test('app.close() answers the sign-ins waiting in line with the busy 503 before it waits for requests', async (t) => {
+  let open: () => void = () => {}
+  const gate = new Promise<void>((resolve) => { open = resolve })
+  let started = 0
+  let arrived = 0
+  const { app } = await buildTestApp({
+    plugin: {
+      authenticate: async () => { started++; await gate; return null },
+      lockout: false,
+      loginRateLimit: false,
+      passwordChecks: { concurrent: 1, waiting: 10, perAddress: 10 }
+    },
+    // Past Fastify's routing before the app closes (a request routed after would get Fastify's own 503).
+    extend: (host: FastifyInstance) => { host.addHook('preHandler', async (request) => { if (request.method === 'POST') arrived++ }) }
+  })
+  const form = await openLoginForm(app)
+  const post = () => app.inject({
+    method: 'POST',
+    url: '/Security/login',
+    headers: { cookie: form.cookie, 'content-type': 'application/x-www-form-urlencoded' },
+    payload: new URLSearchParams({ _csrf: form.token, email: TEACHER.email, password: 'wrong' }).toString()
+  })
+  const answers = [post(), post(), post()]
+  const until = async (done: () => boolean) => { while (!done()) await new Promise((resolve) => setImmediate(resolve)) }
+  await until(() => started === 1 && arrived === 3)
+  const closed = app.close()
+  const [, second, third] = answers
+  for (const res of [await second, await third]) {
+    t.equal(res.statusCode, 503, 'a waiting sign-in is answered while the app closes')
+    t.ok(Number(res.headers['retry-after']) >= 1, 'with Retry-After')
+  }
+  t.equal(started, 1, 'only the sign-in that had its turn was checked')
+  open()
+  t.equal((await answers[0]).statusCode, 401, 'the running check ends with its own answer')
+  await closed
 })
 
 t.test('the defaults follow UV_THREADPOOL_SIZE', async (t) => {
