@@ -31,9 +31,9 @@ export interface PasswordCheckSettings {
  * 8:30, a shared login on a class set of laptops) waits its turn rather than getting 503s. The line is
  * also the spray's brake: a sprayed sign-in that waits holds its connection, while one refused at once
  * comes straight back, and a line shorter than the attacker's connections refused them in bursts that
- * held up the event loop, downloads included ("The password line and the spray" in docs/performance.md, in the repository).
- * What bounds a wait is MAX_WAIT_MS; this bounds the memory (a waiter is a request being answered: about
- * 23 KiB resident, bench/waiting-memory.mjs).
+ * held up the event loop, downloads included ("The password line and the spray" in docs/performance.md,
+ * in the repository). What bounds a wait is MAX_WAIT_MS; this bounds the memory (a waiter is a request
+ * being answered: about 23 KiB resident, bench/waiting-memory.mjs).
  */
 export const WAITING_PER_CHECK = 256
 
@@ -96,14 +96,13 @@ const MAX_REMEMBERED = 10_000
 /**
  * The password checks of one process, bounded: at most `concurrent` `authenticate` calls at once, at
  * most `waiting` more in line (and no more than about MAX_WAIT_MS of checks), and at most `perAddress`
- * of both from one address. The next turn goes to
- * the waiting address with the fewest checks lately (running, waiting and a decaying count of those
- * started or refused), first come first served among equals, so a sign-in from an address that is not spraying
- * passwords goes ahead of the spray, and busy addresses take turns. When
- * the line is full, a newcomer with fewer checks lately takes the place of the newest waiter of the
- * busiest address; otherwise it is refused at once with FST_SR_SIGN_IN_BUSY (503, `retryAfter`).
- * Every call is either run or refused: nothing waits for ever. When the app closes, the waiting are
- * refused (close()).
+ * of both from one address. The next turn goes to the waiting address with the fewest checks lately
+ * (running, waiting and a decaying count of those started or refused), first come first served among
+ * equals, so a sign-in from an address that is not spraying passwords goes ahead of the spray, and busy
+ * addresses take turns. When the line is full, a newcomer with fewer checks lately takes the place of
+ * the newest waiter of the busiest address; otherwise it is refused at once with FST_SR_SIGN_IN_BUSY
+ * (503, `retryAfter`). Every call is either run or refused: nothing waits for ever. When the app
+ * closes, the waiting are refused (close()).
  */
 export class PasswordChecks {
   readonly #settings: PasswordCheckSettings
