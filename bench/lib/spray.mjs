@@ -137,7 +137,7 @@ export async function sprayProbe (server, settings) {
   // --spray-waiting: the line's length for this run (the example keeps the section's default otherwise).
   const waiting = settings.sprayWaiting === undefined ? {} : { OURS_PASSWORD_WAITING: String(settings.sprayWaiting) }
   const proc = await startServer(server, { pinToCore: false, env: { BASE_URL, LOG_LEVEL: 'warn', OURS_LIMITS: 'example', ...waiting } })
-  const perAddress = settings.sprayConnections ?? 2
+  const perAddress = settings.sprayConnections
   const shape = settings.quick
     ? { attempts: 1000, usernames: 100, addresses: 10, perAddress }
     : { attempts: 5000, usernames: 500, addresses: 50, perAddress }
