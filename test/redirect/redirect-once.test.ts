@@ -5,6 +5,7 @@ import { validateHeaderValue } from 'node:http'
 import fc from 'fast-check'
 import { redirectOnce, REDIRECT_CONFLICT_WARNING } from '../../lib/index.js'
 import { conflictWarnings } from '../helpers/app.js'
+import { redirectOnceOwn, sameTarget } from '../../lib/redirect/redirect-once.js'
 
 type Handler = (reply: FastifyReply) => unknown
 
@@ -304,4 +305,43 @@ t.test('targets are compared the same way however many there are and however lon
   t.equal(failures, 0, 'the first Location always stays')
   const expected = cases.filter(([, , same]) => !same).map(([first, then]) => `Already directed to ${first}; now trying to direct to ${then}`)
   t.same(warnings.map((w) => w.message), expected, 'a warning exactly for the targets that differ')
+})
+
+t.test('sameTarget answers as resolving both targets does, query or not (its shortcut loses nothing)', async (t) => {
+  // Pieces that make relative and absolute targets, queries, fragments, dot segments, escapes and bad URLs.
+  const piece = fc.constantFrom('/', 'a', 'b', '.', '..', '?', '#', '=', '&', '%3F', '%', ' ', '\t', 'https://www.example.org', 'https://elsewhere.test', '//www.example.org', 'http://[bad', 'mailto:x')
+  const target = fc.array(piece, { maxLength: 8 }).map((parts) => parts.join(''))
+  const resolved = (url: string, base: string) => {
+    try {
+      return new URL(url, base).href
+    } catch {
+      return null
+    }
+  }
+  let compared = 0
+  fc.assert(fc.property(target, target, fc.constantFrom('https://www.example.org', 'http://localhost:3000'), (a, b, base) => {
+    const href = resolved(a, base)
+    const expected = a === b || (href !== null && href === resolved(b, base))
+    compared++
+    return sameTarget(a, b, base) === expected
+  }), { numRuns: 3000 })
+  t.equal(compared, 3000)
+  t.notOk(sameTarget('https://www.example.org/Security/login?BackURL=%2Fx%2F', '/schools/resources/', 'https://www.example.org'), 'the anonymous answer\'s two targets differ')
+  t.ok(sameTarget('/a/?x=1', 'https://www.example.org/a/?x=1', 'https://www.example.org'), 'the same query, relative and absolute')
+})
+
+t.test('a host\'s own redirectOnce decorator also takes the section\'s own targets', async (t) => {
+  const app = Fastify()
+  const asked: string[] = []
+  app.decorateReply('redirectOnce', function (this: FastifyReply, url: string) {
+    asked.push(url)
+    return this.redirect(url)
+  })
+  await app.register(redirectOnce)
+  app.get('/go', async (_request, reply) => redirectOnceOwn(reply, '/schools/resources/'))
+  t.teardown(() => app.close())
+  const res = await app.inject('/go')
+  t.equal(res.statusCode, 302)
+  t.equal(res.headers.location, '/schools/resources/')
+  t.same(asked, ['/schools/resources/'], 'through the host\'s decorator')
 })
