@@ -15,8 +15,8 @@ export const SCENARIOS = [
   { name: 'signed-in', label: 'signed in → 200 category page' }
 ]
 
-function start (server, settings, options = {}) {
-  return startServer(server, { ...options, env: { BASE_URL, LOG_LEVEL: logLevelOf(server, settings.logLevel) } })
+function start (server, settings, { env = {}, ...options } = {}) {
+  return startServer(server, { ...options, env: { BASE_URL, LOG_LEVEL: logLevelOf(server, settings.logLevel), ...env } })
 }
 
 /**
@@ -143,7 +143,7 @@ export async function memoryFlood (server, settings) {
 export async function loginProbe (server, settings) {
   // Not pinned: the hashes run on libuv's thread pool, which is meant to use the other cores; pinned to
   // the event loop's own core they would only measure CPU sharing.
-  const proc = await start(server, settings, { pinToCore: false })
+  const proc = await start(server, settings, { pinToCore: false, env: { OURS_MEASURE_LOOP: '1' } })
   try {
     await checkAnswers(proc)
     const n = settings.quick ? 5 : 20

@@ -136,7 +136,7 @@ if (!isMainThread && workerData?.shape !== undefined) {
 export async function sprayProbe (server, settings) {
   // --spray-waiting: the line's length for this run (the example keeps the section's default otherwise).
   const waiting = settings.sprayWaiting === undefined ? {} : { OURS_PASSWORD_WAITING: String(settings.sprayWaiting) }
-  const proc = await startServer(server, { pinToCore: false, env: { BASE_URL, LOG_LEVEL: 'warn', OURS_LIMITS: 'example', ...waiting } })
+  const proc = await startServer(server, { pinToCore: false, env: { BASE_URL, LOG_LEVEL: 'warn', OURS_LIMITS: 'example', OURS_MEASURE_LOOP: '1', ...waiting } })
   const perAddress = settings.sprayConnections
   const shape = settings.quick
     ? { attempts: 1000, usernames: 100, addresses: 10, perAddress }

@@ -1,0 +1,103 @@
+#!/usr/bin/env node
+// node bench/instructions.mjs <anonymous|signed-in> <server ...> [--warm N] [--count N] [--extra name=dir]
+//
+// Instructions per request, counted by valgrind's callgrind: repeatable on a VM where CPU time is not
+// (the same binary, inputs and requests give the same count, whatever else the machine does). Each
+// server runs as the bench starts it (bench/lib/servers.mjs) under callgrind with counting off; after
+// `--warm` requests (10,000) counting is turned on for `--count` requests (5,000), sent 4 at a time over
+// keep-alive connections. Printed per request: the total and its split into V8's optimizing compilers,
+// the garbage collector and the rest (the JavaScript, Node and the libraries). The compilers' share is
+// large and varies under callgrind (V8 keeps compiling at this pace): compare the rest, and the
+// collector, between builds. Needs valgrind (Debian's package); about 3 minutes per server.
+import { spawn, execFileSync } from 'node:child_process'
+import { mkdirSync } from 'node:fs'
+import { Agent, get } from 'node:http'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { parseArgs } from 'node:util'
+import { benchServers, BASE_URL, CATEGORY_PATH, logLevelOf } from './lib/servers.mjs'
+import { signIn } from './lib/checks.mjs'
+
+const root = fileURLToPath(new URL('..', import.meta.url))
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: { warm: { type: 'string', default: '10000' }, count: { type: 'string', default: '5000' }, extra: { type: 'string', multiple: true, default: [] } }
+})
+const [scenario, ...names] = positionals
+const extras = values.extra.map((e) => { const [name, dir] = e.split('='); return { name, dir } })
+const known = benchServers({ root, eachVariant: true, extras })
+const servers = names.map((name) => known.find((s) => s.name === name))
+if (!['anonymous', 'signed-in'].includes(scenario) || names.length === 0 || servers.includes(undefined)) {
+  console.error(`usage: node bench/instructions.mjs <anonymous|signed-in> <server ...> [--warm N] [--count N] [--extra name=dir]\nservers: ${known.map((s) => s.name).join(', ')}`)
+  process.exit(2)
+}
+const warm = Number(values.warm)
+const count = Number(values.count)
+const dir = join(root, 'bench', 'profiles', `instructions-${scenario}-${Date.now()}`)
+mkdirSync(dir, { recursive: true })
+
+/** `n` GETs of the category page, 4 at a time; resolves to the count of each status. */
+async function load (port, n, headers) {
+  const agent = new Agent({ keepAlive: true, maxSockets: 4 })
+  const statuses = {}
+  let left = n
+  await Promise.all(Array.from({ length: 4 }, async () => {
+    while (left-- > 0) {
+      await new Promise((resolve, reject) => {
+        get({ port, path: CATEGORY_PATH, headers, agent }, (res) => {
+          statuses[res.statusCode] = (statuses[res.statusCode] ?? 0) + 1
+          res.resume().on('end', resolve)
+        }).on('error', reject)
+      })
+    }
+  }))
+  agent.destroy()
+  return statuses
+}
+
+/** Instructions by part, from callgrind_annotate's per-function totals. */
+function split (out) {
+  const text = execFileSync('callgrind_annotate', ['--threshold=100', out], { maxBuffer: 256 * 2 ** 20 }).toString()
+  const parts = { total: 0, compiler: 0, gc: 0, rest: 0 }
+  for (const line of text.split('\n')) {
+    const m = /^\s*([\d,]+) \([\s\d.]+%\)\s+(.*)$/.exec(line)
+    if (m === null || line.includes('PROGRAM TOTALS')) continue
+    const ir = Number(m[1].replaceAll(',', ''))
+    const fn = m[2]
+    const part = /compiler::|maglev|Maglev|turboshaft|Turboshaft|Compiler|Compile|Parser|interpreter::Bytecode/.test(fn)
+      ? 'compiler'
+      : /Scaveng|Marking|Mark|Sweep|heap::|Heap|Evacuat|IterateObjectCache|RootVisitor|GCTracer|MinorGC/.test(fn) ? 'gc' : 'rest'
+    parts[part] += ir
+    parts.total += ir
+  }
+  return parts
+}
+
+let port = Number(process.env.BENCH_PORT ?? 4700)
+for (const server of servers) {
+  port++
+  const out = join(dir, `${server.name}.callgrind`)
+  const child = spawn('valgrind', ['--tool=callgrind', '--instr-atstart=no', `--callgrind-out-file=${out}`, process.execPath, ...(server.execArgv ?? []), join(root, 'bench', 'servers', server.file)], {
+    cwd: root,
+    stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+    env: { ...process.env, PORT: String(port), ...server.env, BASE_URL, LOG_LEVEL: logLevelOf(server, 'warn') }
+  })
+  let stderr = ''
+  child.stderr.on('data', (d) => { stderr += d })
+  await new Promise((resolve, reject) => {
+    child.on('message', (msg) => { if (msg?.type === 'ready') resolve() })
+    child.once('exit', (code) => reject(new Error(`${server.name} exited with ${code}: ${stderr}`)))
+  })
+  const headers = scenario === 'signed-in' ? { cookie: await signIn(port, server) } : {}
+  await load(port, warm, headers)
+  execFileSync('callgrind_control', ['--instr=on', String(child.pid)], { stdio: 'ignore' })
+  const statuses = await load(port, count, headers)
+  execFileSync('callgrind_control', ['--instr=off', String(child.pid)], { stdio: 'ignore' })
+  const exited = new Promise((resolve) => child.once('exit', resolve))
+  child.kill('SIGTERM')
+  await exited
+  const parts = split(out)
+  const per = (n) => Math.round(n / count).toLocaleString('en-US')
+  console.log(`${server.name.padEnd(16)} ${scenario}: ${per(parts.total)} instructions per request (compilers ${per(parts.compiler)}, collector ${per(parts.gc)}, rest ${per(parts.rest)}); answers ${JSON.stringify(statuses)}`)
+}
+console.log(`callgrind files: ${dir}`)
