@@ -1,14 +1,18 @@
 #!/usr/bin/env node
 // node bench/instructions.mjs <anonymous|signed-in> <server ...> [--warm N] [--count N] [--extra name=dir]
+// node bench/instructions.mjs split <file.callgrind ...> [--count N]
 //
 // Instructions per request, counted by valgrind's callgrind: repeatable on a VM where CPU time is not
-// (the same binary, inputs and requests give the same count, whatever else the machine does). Each
+// (the same binary, inputs and requests give about the same count, whatever else the machine does). Each
 // server runs as the bench starts it (bench/lib/servers.mjs) under callgrind with counting off; after
 // `--warm` requests (10,000) counting is turned on for `--count` requests (5,000), sent 4 at a time over
-// keep-alive connections. Printed per request: the total and its split into V8's optimizing compilers,
-// the garbage collector and the rest (the JavaScript, Node and the libraries). The compilers' share is
-// large and varies under callgrind (V8 keeps compiling at this pace): compare the rest, and the
-// collector, between builds. Needs valgrind (Debian's package); about 3 minutes per server.
+// keep-alive connections. Printed per request: the total and its split into V8's compilers (and its
+// JavaScript parser), the garbage collector and the rest (the JavaScript, Node and the libraries). The
+// compilers' share is large and varies under callgrind (V8 keeps compiling at this pace): compare the
+// rest, and the collector, between builds. `split` prints the same for callgrind files already written
+// (bench/profiles/instructions-*). Only user-space instructions are counted: not the kernel's share of a
+// request (loopback TCP, epoll), nor what a cache miss costs. Needs valgrind (Debian's package); about 3
+// minutes per server.
 import { spawn, execFileSync } from 'node:child_process'
 import { mkdirSync } from 'node:fs'
 import { Agent, get } from 'node:http'
@@ -19,20 +23,29 @@ import { benchServers, BASE_URL, CATEGORY_PATH, logLevelOf } from './lib/servers
 import { signIn } from './lib/checks.mjs'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
+// V8's compilers, its JavaScript parser and its bytecode generator; then its collector. Anchored to V8's
+// own namespaces: Node's HTTP parser (node::http_parser::Parser) and V8's allocation (Heap::Allocate...)
+// are the request's own work and stay in the rest.
+const COMPILERS = /v8::internal::(?:compiler::|maglev::|baseline::|Compiler::|Parser|ParserBase|PreParser|Scanner|interpreter::BytecodeGenerator|BytecodeArrayBuilder|OptimizingCompileDispatcher|wasm::)/
+const COLLECTOR = /v8::internal::(?:Scavenge|Scavenger|MarkCompact|MinorMarkSweep|MinorMS|ConcurrentMarking|MarkingVisitor|MainMarkingVisitor|ConcurrentMarkingVisitor|MarkingBarrier|MarkingWorklist|IncrementalMarking|Sweeper|Evacuat|RememberedSet|GCTracer|\(anonymous namespace\)::IterateObjectCache|LiveObjectVisitor|PointersUpdatingVisitor|RootScavengeVisitor|Heap::(?:CollectGarbage|PerformGarbageCollection|Scavenge|MarkCompact|IterateRoots))|heap::base::|cppgc::/
 const { values, positionals } = parseArgs({
   allowPositionals: true,
   options: { warm: { type: 'string', default: '10000' }, count: { type: 'string', default: '5000' }, extra: { type: 'string', multiple: true, default: [] } }
 })
 const [scenario, ...names] = positionals
-const extras = values.extra.map((e) => { const [name, dir] = e.split('='); return { name, dir } })
+const warm = wholeNumber(values.warm, '--warm')
+const count = wholeNumber(values.count, '--count')
+if (scenario === 'split') {
+  for (const file of names) printSplit(file, split(file))
+  process.exit(0)
+}
+const extras = values.extra.map((e) => { const at = e.indexOf('='); return { name: e.slice(0, at), dir: e.slice(at + 1) } })
 const known = benchServers({ root, eachVariant: true, extras })
 const servers = names.map((name) => known.find((s) => s.name === name))
 if (!['anonymous', 'signed-in'].includes(scenario) || names.length === 0 || servers.includes(undefined)) {
-  console.error(`usage: node bench/instructions.mjs <anonymous|signed-in> <server ...> [--warm N] [--count N] [--extra name=dir]\nservers: ${known.map((s) => s.name).join(', ')}`)
+  console.error(`usage: node bench/instructions.mjs <anonymous|signed-in> <server ...> [--warm N] [--count N] [--extra name=dir]\n       node bench/instructions.mjs split <file.callgrind ...> [--count N]\nservers: ${known.map((s) => s.name).join(', ')}`)
   process.exit(2)
 }
-const warm = Number(values.warm)
-const count = Number(values.count)
 const dir = join(root, 'bench', 'profiles', `instructions-${scenario}-${Date.now()}`)
 mkdirSync(dir, { recursive: true })
 
@@ -55,22 +68,34 @@ async function load (port, n, headers) {
   return statuses
 }
 
-/** Instructions by part, from callgrind_annotate's per-function totals. */
+function wholeNumber (value, flag) {
+  const n = Number(value)
+  if (!Number.isSafeInteger(n) || n < 1) {
+    console.error(`${flag} must be a whole number of 1 or more, got ${value}`)
+    process.exit(2)
+  }
+  return n
+}
+
+/** Instructions by part, from callgrind_annotate's per-function totals (no source annotation). */
 function split (out) {
-  const text = execFileSync('callgrind_annotate', ['--threshold=100', out], { maxBuffer: 256 * 2 ** 20 }).toString()
+  const text = execFileSync('callgrind_annotate', ['--auto=no', '--threshold=100', out], { maxBuffer: 256 * 2 ** 20 }).toString()
   const parts = { total: 0, compiler: 0, gc: 0, rest: 0 }
   for (const line of text.split('\n')) {
     const m = /^\s*([\d,]+) \([\s\d.]+%\)\s+(.*)$/.exec(line)
     if (m === null || line.includes('PROGRAM TOTALS')) continue
     const ir = Number(m[1].replaceAll(',', ''))
-    const fn = m[2]
-    const part = /compiler::|maglev|Maglev|turboshaft|Turboshaft|Compiler|Compile|Parser|interpreter::Bytecode/.test(fn)
-      ? 'compiler'
-      : /Scaveng|Marking|Mark|Sweep|heap::|Heap|Evacuat|IterateObjectCache|RootVisitor|GCTracer|MinorGC/.test(fn) ? 'gc' : 'rest'
+    const part = COMPILERS.test(m[2]) ? 'compiler' : COLLECTOR.test(m[2]) ? 'gc' : 'rest'
     parts[part] += ir
     parts.total += ir
   }
   return parts
+}
+
+function printSplit (name, parts, statuses) {
+  const per = (n) => Math.round(n / count).toLocaleString('en-US')
+  const answers = statuses === undefined ? '' : `; answers ${JSON.stringify(statuses)}`
+  console.log(`${name.padEnd(16)} ${per(parts.total)} instructions per request (compilers ${per(parts.compiler)}, collector ${per(parts.gc)}, rest ${per(parts.rest)})${answers}`)
 }
 
 let port = Number(process.env.BENCH_PORT ?? 4700)
@@ -88,16 +113,18 @@ for (const server of servers) {
     child.on('message', (msg) => { if (msg?.type === 'ready') resolve() })
     child.once('exit', (code) => reject(new Error(`${server.name} exited with ${code}: ${stderr}`)))
   })
-  const headers = scenario === 'signed-in' ? { cookie: await signIn(port, server) } : {}
-  await load(port, warm, headers)
-  execFileSync('callgrind_control', ['--instr=on', String(child.pid)], { stdio: 'ignore' })
-  const statuses = await load(port, count, headers)
-  execFileSync('callgrind_control', ['--instr=off', String(child.pid)], { stdio: 'ignore' })
-  const exited = new Promise((resolve) => child.once('exit', resolve))
-  child.kill('SIGTERM')
-  await exited
-  const parts = split(out)
-  const per = (n) => Math.round(n / count).toLocaleString('en-US')
-  console.log(`${server.name.padEnd(16)} ${scenario}: ${per(parts.total)} instructions per request (compilers ${per(parts.compiler)}, collector ${per(parts.gc)}, rest ${per(parts.rest)}); answers ${JSON.stringify(statuses)}`)
+  let statuses
+  try {
+    const headers = scenario === 'signed-in' ? { cookie: await signIn(port, server) } : {}
+    await load(port, warm, headers)
+    execFileSync('callgrind_control', ['--instr=on', String(child.pid)], { stdio: 'ignore' })
+    statuses = await load(port, count, headers)
+    execFileSync('callgrind_control', ['--instr=off', String(child.pid)], { stdio: 'ignore' })
+  } finally {
+    const exited = new Promise((resolve) => child.once('exit', resolve))
+    child.kill('SIGTERM')
+    await exited
+  }
+  printSplit(`${server.name} ${scenario}:`, split(out), statuses)
 }
 console.log(`callgrind files: ${dir}`)
