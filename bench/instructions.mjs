@@ -13,14 +13,15 @@
 // (bench/profiles/instructions-*). Only user-space instructions are counted: not the kernel's share of a
 // request (loopback TCP, epoll), nor what a cache miss costs. Needs valgrind (Debian's package); about 3
 // minutes per server.
-import { spawn, execFileSync } from 'node:child_process'
+import { execFileSync } from 'node:child_process'
 import { mkdirSync } from 'node:fs'
-import { Agent, get } from 'node:http'
+import { Agent } from 'node:http'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
-import { benchServers, BASE_URL, CATEGORY_PATH, logLevelOf } from './lib/servers.mjs'
-import { signIn } from './lib/checks.mjs'
+import { benchServers, BASE_URL, logLevelOf } from './lib/servers.mjs'
+import { http, signIn } from './lib/checks.mjs'
+import { removeOutputs, startServer, terminate } from './lib/processes.mjs'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 // V8's compilers, its JavaScript parser and its bytecode generator; then its collector. Anchored to V8's
@@ -56,12 +57,8 @@ async function load (port, n, headers) {
   let left = n
   await Promise.all(Array.from({ length: 4 }, async () => {
     while (left-- > 0) {
-      await new Promise((resolve, reject) => {
-        get({ port, path: CATEGORY_PATH, headers, agent }, (res) => {
-          statuses[res.statusCode] = (statuses[res.statusCode] ?? 0) + 1
-          res.resume().on('end', resolve)
-        }).on('error', reject)
-      })
+      const { status } = await http(port, { headers, agent })
+      statuses[status] = (statuses[status] ?? 0) + 1
     }
   }))
   agent.destroy()
@@ -98,33 +95,25 @@ function printSplit (name, parts, statuses) {
   console.log(`${name.padEnd(16)} ${per(parts.total)} instructions per request (compilers ${per(parts.compiler)}, collector ${per(parts.gc)}, rest ${per(parts.rest)})${answers}`)
 }
 
-let port = Number(process.env.BENCH_PORT ?? 4700)
 for (const server of servers) {
-  port++
   const out = join(dir, `${server.name}.callgrind`)
-  const child = spawn('valgrind', ['--tool=callgrind', '--instr-atstart=no', `--callgrind-out-file=${out}`, process.execPath, ...(server.execArgv ?? []), join(root, 'bench', 'servers', server.file)], {
-    cwd: root,
-    stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
-    env: { ...process.env, PORT: String(port), ...server.env, BASE_URL, LOG_LEVEL: logLevelOf(server, 'warn') }
-  })
-  let stderr = ''
-  child.stderr.on('data', (d) => { stderr += d })
-  await new Promise((resolve, reject) => {
-    child.on('message', (msg) => { if (msg?.type === 'ready') resolve() })
-    child.once('exit', (code) => reject(new Error(`${server.name} exited with ${code}: ${stderr}`)))
+  // Callgrind starts Node about 50 times slower.
+  const proc = await startServer(server, {
+    wrapper: ['valgrind', '--tool=callgrind', '--instr-atstart=no', `--callgrind-out-file=${out}`],
+    startMs: 300_000,
+    env: { BASE_URL, LOG_LEVEL: logLevelOf(server, 'warn') }
   })
   let statuses
   try {
-    const headers = scenario === 'signed-in' ? { cookie: await signIn(port, server) } : {}
-    await load(port, warm, headers)
-    execFileSync('callgrind_control', ['--instr=on', String(child.pid)], { stdio: 'ignore' })
-    statuses = await load(port, count, headers)
-    execFileSync('callgrind_control', ['--instr=off', String(child.pid)], { stdio: 'ignore' })
+    const headers = scenario === 'signed-in' ? { cookie: await signIn(proc.port, server) } : {}
+    await load(proc.port, warm, headers)
+    execFileSync('callgrind_control', ['--instr=on', String(proc.pid)], { stdio: 'ignore' })
+    statuses = await load(proc.port, count, headers)
+    execFileSync('callgrind_control', ['--instr=off', String(proc.pid)], { stdio: 'ignore' })
   } finally {
-    const exited = new Promise((resolve) => child.once('exit', resolve))
-    child.kill('SIGTERM')
-    await exited
+    await terminate(proc, { killAfterMs: 60_000 })
   }
   printSplit(`${server.name} ${scenario}:`, split(out), statuses)
 }
+removeOutputs()
 console.log(`callgrind files: ${dir}`)

@@ -55,9 +55,10 @@ export function removeOutputs () {
 
 /**
  * Starts `server` (bench/lib/servers.mjs) on a fresh port and resolves once it listens. `env` is added
- * to the server's own; `pinToCore: false` leaves it free to use every core.
+ * to the server's own; `pinToCore: false` leaves it free to use every core; `wrapper`: a command that
+ * runs Node (valgrind and its flags), unpinned, given `startMs` to start (20 s).
  */
-export async function startServer (server, { env = {}, pinToCore = true } = {}) {
+export async function startServer (server, { env = {}, pinToCore = true, wrapper = [], startMs = 20_000 } = {}) {
   mkdirSync(outputDir, { recursive: true })
   const port = nextPort++
   const id = `${server.name}-${started++}`
@@ -66,7 +67,9 @@ export async function startServer (server, { env = {}, pinToCore = true } = {}) 
   const outFd = openSync(stdoutPath, 'w')
   const errFd = openSync(stderrPath, 'w')
   const nodeArgv = [...(server.execArgv ?? []), join(serversDir, server.file)]
-  const [cmd, argv] = pinToCore ? pinned(pinning.serverCpu, process.execPath, nodeArgv) : [process.execPath, nodeArgv]
+  const [cmd, argv] = wrapper.length > 0
+    ? [wrapper[0], [...wrapper.slice(1), process.execPath, ...nodeArgv]]
+    : pinToCore ? pinned(pinning.serverCpu, process.execPath, nodeArgv) : [process.execPath, nodeArgv]
   const child = spawn(cmd, argv, {
     cwd: join(serversDir, '..', '..'),
     // stdout: pino's log lines; stderr: Node's warnings.
@@ -83,7 +86,7 @@ export async function startServer (server, { env = {}, pinToCore = true } = {}) 
   })
   await new Promise((resolve, reject) => {
     const output = () => readFileSync(stderrPath, 'utf8') + readFileSync(stdoutPath, 'utf8')
-    const timer = setTimeout(() => reject(new Error(`${server.name} did not start: ${output()}`)), 20_000)
+    const timer = setTimeout(() => reject(new Error(`${server.name} did not start: ${output()}`)), startMs)
     child.on('message', (msg) => {
       if (msg?.type === 'ready') {
         clearTimeout(timer)
