@@ -1,4 +1,4 @@
-import type { FastifyError, FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastify'
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastify'
 import type { AnonymousRedirect, Member } from '../types.js'
 import { errorCodes } from '../errors.js'
 import { answerAnonymous, targetTooLong } from './anonymous-answer.js'
@@ -42,10 +42,23 @@ interface Grant extends GrantedAccess {
   approved: readonly Protected[]
 }
 
-const granted = new WeakMap<FastifyRequest, Grant>()
+// The grant lives on the request, in a property Fastify declares for it (declareGrant). A WeakMap keyed by
+// requests made every page view an ephemeron entry with a young key, which each scavenge must visit
+// (docs/performance.md). The symbol is this module's own, as the WeakMap was: nothing else can write a grant.
+const kGrant = Symbol('fastify-schools-resources.grant')
+type GrantHolder = FastifyRequest & { [kGrant]?: Grant | null }
+
+/** Declares the grant's property on the requests of `fastify`'s context and below (once per context). */
+export function declareGrant (fastify: FastifyInstance): void {
+  if (!fastify.hasRequestDecorator(kGrant)) fastify.decorateRequest(kGrant, null)
+}
+
+function grantOf (request: FastifyRequest): Grant | undefined {
+  return (request as GrantHolder)[kGrant] ?? undefined
+}
 
 export function grantedAccess<T extends Protected> (request: FastifyRequest): GrantedAccess<T> | undefined {
-  return granted.get(request) as GrantedAccess<T> | undefined
+  return grantOf(request) as GrantedAccess<T> | undefined
 }
 
 /** Finds what a member asked for; undefined when there is no such thing. */
@@ -115,15 +128,15 @@ export function fixedAccessGuard (deps: AccessGuardDeps, target: Protected): pre
  * these targets did (another guard's approval, for other groups, does not count).
  */
 export function isGranted (request: FastifyRequest, targets?: readonly Protected[]): boolean {
-  const grant = granted.get(request)
+  const grant = grantOf(request)
   if (grant === undefined) return false
   return targets === undefined || targets.every((target) => grant.approved.includes(target))
 }
 
 function admitTo (request: FastifyRequest, reply: FastifyReply, deps: AccessGuardDeps, member: Member, target: Protected): boolean | Promise<boolean> {
   if (!canSee(member, target.audience)) return answerForbidden(request, reply, deps, member, target.title).then(() => false)
-  const earlier = granted.get(request)?.approved ?? []
-  granted.set(request, { member, target, approved: [...earlier, target] })
+  const earlier = grantOf(request)?.approved ?? []
+  ;(request as GrantHolder)[kGrant] = { member, target, approved: [...earlier, target] }
   return true
 }
 

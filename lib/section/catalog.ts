@@ -203,15 +203,47 @@ export function namedFile (catalog: Catalog): string | undefined {
 /** Records checked by InMemoryCatalog at construction (frozen): the boundary passes them as they are. */
 const checked = new WeakSet<object>()
 
-/** InMemoryCatalog's pages of a category, each with the whole (frozen) record it was cut from. */
-const wholeRecords = new WeakMap<object, CategoryWithResources>()
+/**
+ * InMemoryCatalog's page of the index: made of records checked at construction, so the boundary passes
+ * it as it is. A class with a private brand rather than an entry in `checked`: a page is made per
+ * request, and a WeakSet entry with a young key costs every scavenge (docs/performance.md). A host's
+ * copy of it (`{ ...page }`) has no brand, so it is checked as any host record.
+ */
+class InMemoryCategoriesPage implements CategoriesPage {
+  readonly #brand = true
+  constructor (readonly categories: readonly Category[], readonly total: number) {}
+
+  static is (value: unknown): value is InMemoryCategoriesPage {
+    return typeof value === 'object' && value !== null && #brand in value && value.#brand
+  }
+}
+
+/** InMemoryCatalog's page of a category, with the whole (frozen) record it was cut from (as above: per request, no WeakMap). */
+class InMemoryResourcesPage implements ResourcesPage {
+  readonly #whole: CategoryWithResources
+  constructor (
+    readonly category: Category,
+    readonly resources: readonly Resource[],
+    readonly total: number,
+    readonly count: number,
+    readonly subjects: readonly string[],
+    readonly years: readonly string[],
+    whole: CategoryWithResources
+  ) {
+    this.#whole = whole
+  }
+
+  static wholeOf (value: unknown): CategoryWithResources | undefined {
+    return typeof value === 'object' && value !== null && #whole in value ? value.#whole : undefined
+  }
+}
 
 /**
  * The whole record an InMemoryCatalog page of a category was cut from; undefined for a host's page.
  * The section keys its page cache on it: a host's page holds no more than its own resources.
  */
 export function wholeRecordOf (page: ResourcesPage): CategoryWithResources | undefined {
-  return wholeRecords.get(page)
+  return InMemoryResourcesPage.wholeOf(page)
 }
 
 /** How many lists of the categories some set of groups may see an InMemoryCatalog keeps (the least recently used go). */
@@ -264,9 +296,7 @@ export class InMemoryCatalog implements Catalog {
   /** A page of the index: a slice of the list held, so its cost does not grow with the catalog. */
   async listCategoriesPage ({ offset, limit, visibleTo }: CategoriesPageQuery): Promise<CategoriesPage> {
     const list = visibleTo === undefined ? this.#summaries : this.#visibleTo(visibleTo)
-    const page = { categories: list.slice(offset, offset + limit), total: list.length }
-    checked.add(page)
-    return page
+    return new InMemoryCategoriesPage(list.slice(offset, offset + limit), list.length)
   }
 
   /**
@@ -280,9 +310,7 @@ export class InMemoryCatalog implements Catalog {
     // A value that is no choice matches nothing (the section then asks again without it).
     const known = (subject === undefined || subjects.includes(subject)) && (year === undefined || years.includes(year))
     const matching = known ? matchingResources(category, { subject, year }) : []
-    const page = { category: this.#summaryBySlug.get(slug)!, resources: matching.slice(offset, offset + limit), total: matching.length, count: category.resources.length, subjects, years }
-    wholeRecords.set(page, category)
-    return page
+    return new InMemoryResourcesPage(this.#summaryBySlug.get(slug)!, matching.slice(offset, offset + limit), matching.length, category.resources.length, subjects, years, category)
   }
 
   #visibleTo (groups: readonly string[]): readonly Category[] {
@@ -394,7 +422,7 @@ export function checkedCatalog (catalog: Catalog, log: MistakeLog, section: stri
   if (typeof catalog.listCategoriesPage === 'function') {
     paged.listCategoriesPage = async (query) => {
       const raw: unknown = await catalog.listCategoriesPage!(query)
-      if (checked.has(raw as object)) return raw as CategoriesPage
+      if (InMemoryCategoriesPage.is(raw)) return raw
       const where = 'listCategoriesPage()'
       let total: number
       let list: unknown[]
@@ -418,7 +446,7 @@ export function checkedCatalog (catalog: Catalog, log: MistakeLog, section: stri
     paged.getCategoryPage = async (slug, query) => {
       const raw: unknown = await catalog.getCategoryPage!(slug, query)
       if (raw === null || raw === undefined) return undefined
-      if (wholeRecords.has(raw)) return raw as ResourcesPage
+      if (InMemoryResourcesPage.wholeOf(raw) !== undefined) return raw as ResourcesPage
       const where = `getCategoryPage(${JSON.stringify(slug)})`
       const fields = raw as Record<string, unknown>
       let page: Omit<ResourcesPage, 'resources'>

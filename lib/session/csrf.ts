@@ -103,8 +103,16 @@ export class CsrfTokenCache {
   }
 }
 
-// The token each reply's forms share (see csrfTokenFor).
-const tokens = new WeakMap<FastifyReply, string>()
+// The token each reply's forms share (see csrfTokenFor), on the reply in a property Fastify declares for
+// it (declareFormToken) rather than in a WeakMap keyed by replies, which costs every scavenge (as the
+// grant in access/access-guard.ts). This module's own symbol.
+const kFormToken = Symbol('fastify-schools-resources.formToken')
+type FormTokenHolder = FastifyReply & { [kFormToken]?: string | null }
+
+/** Declares the form token's property on the replies of `fastify`'s context and below (once per context). */
+export function declareFormToken (fastify: FastifyInstance): void {
+  if (!fastify.hasReplyDecorator(kFormToken)) fastify.decorateReply(kFormToken, null)
+}
 
 /**
  * A fresh token for a form, or undefined where the request has no usable session, or where no token can
@@ -119,10 +127,11 @@ export function csrfTokenFor (reply: FastifyReply, session: SessionAdapter | und
   // `perSecret` (a member's pages): the token made before for the section's own CSRF cookie
   // (CsrfTokenCache). Otherwise, and with a host's own setup, a new one: the sign-in forms quote what the
   // visitor typed, so they keep a fresh salt each (BREACH, docs/security.md).
-  let token = tokens.get(reply)
-  if (token === undefined) {
+  const holder = reply as FormTokenHolder
+  let token = holder[kFormToken]
+  if (token === undefined || token === null) {
     const cache = (reply.server as unknown as Record<symbol, CsrfTokenCache | undefined>)[kCsrfTokens]
-    tokens.set(reply, token = cache === undefined || !perSecret ? reply.generateCsrf() : cache.tokenFor(reply))
+    holder[kFormToken] = token = cache === undefined || !perSecret ? reply.generateCsrf() : cache.tokenFor(reply)
   }
   return token
 }

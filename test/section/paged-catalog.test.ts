@@ -2,6 +2,7 @@ import t, { type Test } from 'tap'
 import { DatabaseSync } from 'node:sqlite'
 import { InMemoryCatalog, type Catalog, type CatalogData, type CategoriesPage, type CategoriesPageQuery, type Category, type CategoryWithResources, type Member, type Resource, type ResourcesPage, type ResourcesPageQuery } from '../../lib/index.js'
 import { buildTestApp, signIn, TEACHER, TEACHER_MEMBER, type BuildOptions } from '../helpers/app.js'
+import { wholeRecordOf } from '../../lib/section/catalog.js'
 
 // Issue 23: a catalog backed by a database reads one page of the index and of a category (the optional
 // paged reads of Catalog). The catalog here is a real one: SQL in SQLite (node:sqlite, built into Node),
@@ -248,6 +249,34 @@ t.test('InMemoryCatalog\'s paged reads', async (t) => {
   t.equal(await catalog.getCategoryPage('none', { offset: 0, limit: 10 }), undefined)
   const again = await catalog.getCategoryPage('maths', { offset: 0, limit: 10, subject: 'Science' })
   t.equal(again?.resources[0], (await catalog.getCategoryPage('maths', { offset: 0, limit: 10, subject: 'Science' }))?.resources[0], 'the same frozen records')
+})
+
+t.test('InMemoryCatalog\'s pages: the documented fields only, and a copy of one is not taken for it', async (t) => {
+  const catalog = new InMemoryCatalog(data())
+  const page = (await catalog.getCategoryPage('maths', { offset: 0, limit: 10 }))!
+  t.same(Object.keys(page), ['category', 'resources', 'total', 'count', 'subjects', 'years'])
+  t.same(Object.keys(JSON.parse(JSON.stringify(page))), ['category', 'resources', 'total', 'count', 'subjects', 'years'], 'what a JSON client gets')
+  t.equal(wholeRecordOf(page), await catalog.getCategory('maths'), 'the page knows the whole record it was cut from')
+  t.equal(wholeRecordOf({ ...page }), undefined, 'a host\'s copy does not: the section checks it as the host\'s own')
+  const index = await catalog.listCategoriesPage({ offset: 0, limit: 5 })
+  t.same(Object.keys(index), ['categories', 'total'])
+  t.equal(Object.getOwnPropertySymbols(page).length + Object.getOwnPropertySymbols(index).length, 0, 'nothing under a symbol for other code to copy')
+
+  // A host catalog that trims InMemoryCatalog's pages: what it gives is what members see, on every request.
+  const inner = new InMemoryCatalog(data())
+  const trimmed: Catalog = {
+    listCategories: () => inner.listCategories(),
+    getCategory: (slug) => inner.getCategory(slug),
+    listCategoriesPage: async (query) => { const p = await inner.listCategoriesPage(query); return { ...p, categories: p.categories.filter((c) => c.slug !== 'maths'), total: p.total - 1 } },
+    getCategoryPage: async (slug, query) => { const p = await inner.getCategoryPage(slug, query); return p && { ...p, resources: p.resources.slice(1), total: p.total - 1 } }
+  }
+  const first = (await inner.getCategoryPage('maths', { offset: 0, limit: 10 }))!.resources[0].title
+  const { get } = await build(t, trimmed)
+  for (let i = 0; i < 2; i++) {
+    const body = (await get(`${PAGE}maths/`)).body
+    t.notMatch(body, first, `request ${i + 1}: the resource the host left out is not shown`)
+    t.match(body, (await inner.getCategoryPage('maths', { offset: 0, limit: 10 }))!.resources[1].title)
+  }
 })
 
 /** A host catalog whose paged answers are what the test says, for the boundary's checks. */
