@@ -22,13 +22,9 @@ import { parseArgs } from 'node:util'
 import { benchServers, BASE_URL, logLevelOf } from './lib/servers.mjs'
 import { http, signIn } from './lib/checks.mjs'
 import { removeOutputs, startServer, terminate } from './lib/processes.mjs'
+import { COLLECTOR, COMPILERS } from './lib/v8-parts.mjs'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
-// V8's compilers, its JavaScript parser and its bytecode generator; then its collector. Anchored to V8's
-// own namespaces: Node's HTTP parser (node::http_parser::Parser) and V8's allocation (Heap::Allocate...)
-// are the request's own work and stay in the rest.
-const COMPILERS = /v8::internal::(?:compiler::|maglev::|baseline::|Compiler::|Parser|ParserBase|PreParser|Scanner|interpreter::BytecodeGenerator|BytecodeArrayBuilder|OptimizingCompileDispatcher|wasm::)/
-const COLLECTOR = /v8::internal::(?:Scavenge|Scavenger|MarkCompact|MinorMarkSweep|MinorMS|ConcurrentMarking|MarkingVisitor|MainMarkingVisitor|ConcurrentMarkingVisitor|MarkingBarrier|MarkingWorklist|IncrementalMarking|Sweeper|Evacuat|RememberedSet|GCTracer|\(anonymous namespace\)::IterateObjectCache|LiveObjectVisitor|PointersUpdatingVisitor|RootScavengeVisitor|Heap::(?:CollectGarbage|PerformGarbageCollection|Scavenge|MarkCompact|IterateRoots))|heap::base::|cppgc::/
 const { values, positionals } = parseArgs({
   allowPositionals: true,
   options: { warm: { type: 'string', default: '10000' }, count: { type: 'string', default: '5000' }, extra: { type: 'string', multiple: true, default: [] } }

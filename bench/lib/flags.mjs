@@ -13,8 +13,9 @@ writes docs/performance.md, docs/performance-chart.svg and docs/performance.json
   --warmup S              seconds of warm-up before each measurement (default 2; quick 1)
   --connections N         wrk connections (default 64)
   --memory-requests N     anonymous requests in the flood (default 1,000,000; quick 50,000)
-  --only a,b              only these servers: limit, reference, express, ours, ours-small-page,
-                          ours-no-headers, ours-no-csrf, ours-each, and --extra names
+  --only a,b              only these servers: limit, reference, express, fastify-full,
+                          express-full, floor, ours, ours-small-page, ours-no-headers,
+                          ours-no-csrf, ours-each, and --extra names
   --skip a,b              leave out parts: throughput, breakdown, memory, login, spray
   --scenarios a,b         only these scenarios: anonymous, signed-in
   --extra name=dir        also measure the example server of another build (bench/build-before.sh),

@@ -72,8 +72,16 @@ function markdown ({ meta, servers, scenarios, rows, memory, login, spray, steps
   out.push('Our example server as `npm start` runs it; every CPU figure is a ratio of server CPU per request (the capacity with the core to itself), measured req/s in brackets; the RSS figure is the difference of resident memory right after start (mean of the per-scenario medians over the run\'s fresh processes).')
   out.push('')
   const judged = builds.map((b) => judgeTargets(rows, b))
-  out.push(`| target | ${builds.map(label).join(' | ')} |`)
-  out.push(`|---|${builds.map(() => '---').join('|')}|`)
+  // What the floors reach against the same peers: bare Fastify for the anonymous redirect, the floor
+  // server for the signed-in page (bench/servers/floor.mjs). A target the floor misses, no server of the
+  // same answer on the same plugins meets.
+  const floors = { anonymous: judgeTargets(rows, 'limit'), 'signed-in': judgeTargets(rows, 'floor') }
+  const floorCell = (target, i) => {
+    const t = floors[target.scenario]?.[i]
+    return t?.figure === undefined ? '' : `${fmt(t.figure, 2)}× (${t.met ? 'meets it' : '**misses it**'})`
+  }
+  out.push(`| target | ${builds.map(label).join(' | ')} | what the floor reaches |`)
+  out.push(`|---|${builds.map(() => '---').join('|')}|---|`)
   judged[0].forEach((target, i) => {
     const cells = judged.map((j) => {
       const t = j[i]
@@ -81,8 +89,10 @@ function markdown ({ meta, servers, scenarios, rows, memory, login, spray, steps
       if (t.kind === 'rss') return `${t.met ? '**met**' : '**missed**'}: ${t.figure >= 0 ? '+' : ''}${fmt(t.figure, 1)} MiB (${fmt(t.mine, 1)} against ${fmt(t.peerMiB, 1)})`
       return `${t.met ? '**met**' : '**missed**'}: ${fmt(t.figure, 2)}× (${fmt(t.rpsFigure, 2)}×)`
     })
-    out.push(`| ${target.text} | ${cells.join(' | ')} |`)
+    out.push(`| ${target.text} | ${cells.join(' | ')} | ${floorCell(target, i)} |`)
   })
+  out.push('')
+  out.push('"What the floor reaches": the same ratio for the least a server of the same answer can spend, CPU only: bare Fastify\'s redirect for the anonymous targets; for the signed-in ones, Fastify + @fastify/cookie + @fastify/session sending our page and its headers as constants made at start (`floor`, bench/servers/floor.mjs). Ours does everything the floor does and more, so a target the floor misses is out of reach of any server built on those plugins.')
   out.push('')
 
   out.push('### Figures')

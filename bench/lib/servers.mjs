@@ -45,6 +45,9 @@ export function benchServers ({ root, breakdown = true, eachVariant = false, ext
     // sets the session and CSRF cookies; their stores are not counted (the peer files stay unchanged).
     handWired('fastify-full', 'hand-wired Fastify (@fastify/session + helmet + csrf-protection)'),
     handWired('express-full', 'hand-wired Express (express-session + helmet + csrf-csrf)'),
+    // The least a Fastify app on @fastify/session can spend on the same signed-in answer: the reference
+    // sending that page and its headers as constants (bench/servers/floor.mjs). Signed in only.
+    { name: 'floor', label: 'the floor: the reference sending our page and headers as constants', file: 'floor.mjs', page: HAND_WIRED_PAGE, sessions: true, cookieAware: true, scenarios: ['signed-in'] },
     ours
   ]
   if (breakdown) {

@@ -1,34 +1,10 @@
 // The straightforward reference: Fastify + @fastify/cookie + @fastify/session (memory store,
-// saveUninitialized: false, rolling: false) and an onRequest hook that redirects anonymous visitors.
-import Fastify from 'fastify'
-import fastifyCookie from '@fastify/cookie'
-import fastifySession from '@fastify/session'
-import { answerStats, categoryRoute, host, loginUrl, member, port, ready, secret, smallPage } from './common.mjs'
+// saveUninitialized: false, rolling: false) and an onRequest hook that redirects anonymous visitors
+// (session-server.mjs), answering a member with the small page.
+import { smallPage } from './common.mjs'
+import { sessionServer } from './session-server.mjs'
 
-const sessions = new Map()
-const app = Fastify({ logger: { level: process.env.LOG_LEVEL ?? 'warn' } })
-await app.register(fastifyCookie)
-await app.register(fastifySession, {
-  secret,
-  store: new fastifySession.MemoryStore(sessions),
-  saveUninitialized: false,
-  rolling: false,
-  cookie: { secure: 'auto', httpOnly: true, sameSite: 'lax', maxAge: 8 * 60 * 60 * 1000 }
+await sessionServer({
+  logger: { level: process.env.LOG_LEVEL ?? 'warn' },
+  send: (reply, member, slug) => reply.type('text/html; charset=utf-8').send(smallPage(member.name, slug))
 })
-app.get(`${categoryRoute}:slug/`, {
-  onRequest: async (request, reply) => {
-    if (request.session.get('member') === undefined) return reply.redirect(loginUrl(request.url))
-  }
-}, async (request, reply) => {
-  return reply.type('text/html; charset=utf-8').send(smallPage(request.session.get('member').name, request.params.slug))
-})
-// Bench-only sign-in: no password check (login is not what is compared).
-// Bench-only: the sign-in form's body is not read.
-app.addContentTypeParser('application/x-www-form-urlencoded', (_request, _payload, done) => done(null, {}))
-app.post('/Security/login', async (request, reply) => {
-  await request.session.regenerate()
-  request.session.set('member', member)
-  return reply.redirect('/schools/resources/', 303)
-})
-answerStats(() => ({ sessions: sessions.size }))
-ready(await app.listen({ port, host }))
