@@ -68,8 +68,9 @@ function symbolTimes (file, requests) {
   for (const line of text.split('\n')) {
     const m = /^\s*(\d+)\s+(\[JIT\] tid \d+|\S+)\s+\[[.k]\]\s+(.*?)\s*$/.exec(line)
     if (m === null) continue
-    // A JIT symbol carries V8's tier mark (*, ~, ^, +) and a quote for an inlined name: one name per function.
-    const symbol = m[3].replace(/^JS:[*~^+]?'?/, 'JS:')
+    // A JIT symbol carries V8's tier mark (*, ~, ^, +) and a quote for an inlined name, and the path of
+    // its file: one name per function, whichever checkout (an --extra build) it ran from.
+    const symbol = m[3].replace(/^JS:[*~^+]?'?/, 'JS:').replace(/\S*\/(node_modules|dist)\//, '$1/')
     const key = `${m[2].startsWith('[JIT]') ? '[JIT]' : m[2]}\t${symbol}`
     times.set(key, (times.get(key) ?? 0) + Number(m[1]) * 1e6 / HZ / requests)
   }
