@@ -8,6 +8,7 @@ import type { PageRenderer } from '../pages/page-renderer.js'
 import { applyOwnHeaders, type ApplySecurityHeaders } from '../pages/security-headers.js'
 import { canSee } from './audience.js'
 import { accessRefused, eventBase } from '../events.js'
+import { PrivateSlot } from '../symbols.js'
 
 const { FST_SR_FORBIDDEN } = errorCodes
 
@@ -42,19 +43,17 @@ interface Grant extends GrantedAccess {
   approved: readonly Protected[]
 }
 
-// The grant lives on the request, in a property Fastify declares for it (declareGrant). A WeakMap keyed by
-// requests made every page view an ephemeron entry with a young key, which each scavenge must visit
-// (docs/performance.md). The symbol is this module's own, as the WeakMap was: nothing else can write a grant.
-const kGrant = Symbol('fastify-schools-resources.grant')
-type GrantHolder = FastifyRequest & { [kGrant]?: Grant | null }
+// The grant lives on the request, in a slot only this module opens (symbols.ts: not a WeakMap, whose
+// young keys cost every scavenge; docs/performance.md). Nothing else can read or write a grant.
+const grants = new PrivateSlot<Grant>('grant')
 
-/** Declares the grant's property on the requests of `fastify`'s context and below (once per context). */
+/** Declares the grant's slot on the requests of `fastify`'s context and below (once per context). */
 export function declareGrant (fastify: FastifyInstance): void {
-  if (!fastify.hasRequestDecorator(kGrant)) fastify.decorateRequest(kGrant, null)
+  grants.declareOnRequests(fastify)
 }
 
 function grantOf (request: FastifyRequest): Grant | undefined {
-  return (request as GrantHolder)[kGrant] ?? undefined
+  return grants.get(request)
 }
 
 export function grantedAccess<T extends Protected> (request: FastifyRequest): GrantedAccess<T> | undefined {
@@ -136,7 +135,7 @@ export function isGranted (request: FastifyRequest, targets?: readonly Protected
 function admitTo (request: FastifyRequest, reply: FastifyReply, deps: AccessGuardDeps, member: Member, target: Protected): boolean | Promise<boolean> {
   if (!canSee(member, target.audience)) return answerForbidden(request, reply, deps, member, target.title).then(() => false)
   const earlier = grantOf(request)?.approved ?? []
-  ;(request as GrantHolder)[kGrant] = { member, target, approved: [...earlier, target] }
+  grants.set(request, { member, target, approved: [...earlier, target] })
   return true
 }
 

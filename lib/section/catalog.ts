@@ -214,7 +214,7 @@ class InMemoryCategoriesPage implements CategoriesPage {
   constructor (readonly categories: readonly Category[], readonly total: number) {}
 
   static is (value: unknown): value is InMemoryCategoriesPage {
-    return typeof value === 'object' && value !== null && #brand in value && value.#brand
+    return typeof value === 'object' && value !== null && #brand in value
   }
 }
 

@@ -2,7 +2,7 @@ import csrfProtection from '@fastify/csrf-protection'
 import type { IncomingMessage } from 'node:http'
 import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastify'
 import { isHttpsBase } from '../redirect/site-origin.js'
-import { kCsrfTokens } from '../symbols.js'
+import { kCsrfTokens, PrivateSlot } from '../symbols.js'
 import type { SessionAdapter } from './session-adapter.js'
 
 /** The cookie that carries the CSRF secret, on an http site (no https `baseUrl`). */
@@ -103,15 +103,13 @@ export class CsrfTokenCache {
   }
 }
 
-// The token each reply's forms share (see csrfTokenFor), on the reply in a property Fastify declares for
-// it (declareFormToken) rather than in a WeakMap keyed by replies, which costs every scavenge (as the
-// grant in access/access-guard.ts). This module's own symbol.
-const kFormToken = Symbol('fastify-schools-resources.formToken')
-type FormTokenHolder = FastifyReply & { [kFormToken]?: string | null }
+// The token each reply's forms share (see csrfTokenFor), in a slot of the reply only this module opens
+// (symbols.ts), as the grant in access/access-guard.ts.
+const formTokens = new PrivateSlot<string>('formToken')
 
-/** Declares the form token's property on the replies of `fastify`'s context and below (once per context). */
+/** Declares the form token's slot on the replies of `fastify`'s context and below (once per context). */
 export function declareFormToken (fastify: FastifyInstance): void {
-  if (!fastify.hasReplyDecorator(kFormToken)) fastify.decorateReply(kFormToken, null)
+  formTokens.declareOnReplies(fastify)
 }
 
 /**
@@ -127,11 +125,11 @@ export function csrfTokenFor (reply: FastifyReply, session: SessionAdapter | und
   // `perSecret` (a member's pages): the token made before for the section's own CSRF cookie
   // (CsrfTokenCache). Otherwise, and with a host's own setup, a new one: the sign-in forms quote what the
   // visitor typed, so they keep a fresh salt each (BREACH, docs/security.md).
-  const holder = reply as FormTokenHolder
-  let token = holder[kFormToken]
-  if (token === undefined || token === null) {
+  let token = formTokens.get(reply)
+  if (token === undefined) {
     const cache = (reply.server as unknown as Record<symbol, CsrfTokenCache | undefined>)[kCsrfTokens]
-    holder[kFormToken] = token = cache === undefined || !perSecret ? reply.generateCsrf() : cache.tokenFor(reply)
+    token = cache === undefined || !perSecret ? reply.generateCsrf() : cache.tokenFor(reply)
+    formTokens.set(reply, token)
   }
   return token
 }
