@@ -18,7 +18,6 @@
 // a share of the kernel's samples lands on the instruction that re-enables interrupts
 // (_raw_spin_unlock_irqrestore): read the kernel's line as a whole.
 import { execFileSync, spawn } from 'node:child_process'
-import { once } from 'node:events'
 import { mkdirSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -66,19 +65,49 @@ function symbolTimes (file, requests) {
   const text = execFileSync('perf', ['report', '-i', file, '--stdio', '--no-children', '--sort', 'dso,sym', '-F', 'sample,dso,sym'], { maxBuffer: 256 * 2 ** 20, stdio: ['ignore', 'pipe', 'ignore'] }).toString()
   const times = new Map()
   for (const line of text.split('\n')) {
+    // V8's compiled code is the DSO "[JIT] tid N" (older perf: "perf-<pid>.map").
     const m = /^\s*(\d+)\s+(\[JIT\] tid \d+|\S+)\s+\[[.k]\]\s+(.*?)\s*$/.exec(line)
     if (m === null) continue
     // A JIT symbol carries V8's tier mark (*, ~, ^, +) and a quote for an inlined name, and the path of
     // its file: one name per function, whichever checkout (an --extra build) it ran from.
     const symbol = m[3].replace(/^JS:[*~^+]?'?/, 'JS:').replace(/\S*\/(node_modules|dist)\//, '$1/')
-    const key = `${m[2].startsWith('[JIT]') ? '[JIT]' : m[2]}\t${symbol}`
+    const key = `${m[2].startsWith('[JIT]') || /^perf-\d+\.map$/.test(m[2]) ? '[JIT]' : m[2]}\t${symbol}`
     times.set(key, (times.get(key) ?? 0) + Number(m[1]) * 1e6 / HZ / requests)
   }
   return times
 }
 
+// perf itself, before any server starts: without it (or without the right to sample) nothing below works.
+try {
+  execFileSync('perf', ['record', '-q', '-e', 'cpu-clock', '-o', '/dev/null', 'true'], { stdio: 'pipe' })
+} catch (err) {
+  console.error(`perf record -e cpu-clock does not work here (${String(err.stderr ?? err.message).trim().split('\n')[0]}): install Debian's linux-perf, and run as root or with kernel.perf_event_paranoid <= 1`)
+  process.exit(2)
+}
+
+/** Samples `pid` while `during()` runs; resolves to what `during` resolved to, or rejects with perf's own words. */
+async function sampled (pid, file, during) {
+  const perf = spawn('perf', ['record', ...(callGraph ? ['-g'] : []), '-q', '-e', 'cpu-clock', '-F', String(HZ), '-p', String(pid), '-o', file], { stdio: ['ignore', 'ignore', 'pipe'] })
+  let stderr = ''
+  perf.stderr.on('data', (chunk) => { stderr += chunk })
+  const exited = new Promise((resolve, reject) => { perf.once('exit', resolve); perf.once('error', reject) })
+  let early = false
+  exited.then(() => { early = true }, () => { early = true })
+  // perf needs a moment to attach to every thread before the measured run starts.
+  await new Promise((resolve) => setTimeout(resolve, 300))
+  if (early) throw new Error(`perf record stopped before the run: ${stderr.trim()}`)
+  try {
+    return await during()
+  } finally {
+    perf.kill('SIGINT')
+    await exited.catch(() => {})
+  }
+}
+
 const results = []
 pinRunner()
+// The servers' output files go however the run ends.
+process.once('exit', removeOutputs)
 for (const server of servers) {
   const data = join(dir, `${server.name}.perf`)
   // --perf-basic-prof also turns on V8's own log, which nothing here reads.
@@ -87,36 +116,33 @@ for (const server of servers) {
     env: { BASE_URL, LOG_LEVEL: logLevelOf(server, 'warn') }
   })
   let run
+  let times
   try {
     const headers = scenario === 'signed-in' ? { cookie: await signIn(proc.port, server) } : {}
     await wrk(proc.port, { duration: 2, connections: 64, headers })
-    const perf = spawn('perf', ['record', ...(callGraph ? ['-g'] : []), '-q', '-e', 'cpu-clock', '-F', String(HZ), '-p', String(proc.pid), '-o', data], { stdio: 'ignore' })
-    // perf needs a moment to attach to every thread before the measured run starts.
-    await new Promise((resolve) => setTimeout(resolve, 300))
-    const before = processSample(proc.pid)
-    const r = await wrk(proc.port, { duration: seconds, connections: 64, headers })
-    const after = processSample(proc.pid)
-    perf.kill('SIGINT')
-    await once(perf, 'exit')
-    run = { requests: r.requests, statusErrors: r.statusErrors, procUs: (after.cpuSeconds - before.cpuSeconds) * 1e6 / r.requests }
+    run = await sampled(proc.pid, data, async () => {
+      const before = processSample(proc.pid)
+      const r = await wrk(proc.port, { duration: seconds, connections: 64, headers })
+      const after = processSample(proc.pid)
+      return { requests: r.requests, statusErrors: r.statusErrors, procUs: (after.cpuSeconds - before.cpuSeconds) * 1e6 / r.requests }
+    })
+    times = symbolTimes(data, run.requests)
   } finally {
     await terminate(proc)
+    // perf report has read the map of V8's compiled functions; it and V8's log are of no further use.
+    if (callGraph && times !== undefined) console.log(`${server.name}: V8's map kept for perf report -g: /tmp/perf-${proc.pid}.map`)
+    else rmSync(`/tmp/perf-${proc.pid}.map`, { force: true })
+    rmSync(v8Log, { force: true })
   }
-  const times = symbolTimes(data, run.requests)
-  // perf report has read the map of V8's compiled functions; it and V8's log are of no further use.
-  if (callGraph) console.log(`${server.name}: V8's map kept for perf report -g: /tmp/perf-${proc.pid}.map`)
-  else rmSync(`/tmp/perf-${proc.pid}.map`, { force: true })
-  rmSync(v8Log, { force: true })
   const parts = Object.fromEntries(PARTS.map((p) => [p, 0]))
   for (const [key, us] of times) {
     const [dso, symbol] = key.split('\t')
     parts[partOf(dso, symbol)] += us
   }
-  const sampled = [...times.values()].reduce((a, b) => a + b, 0)
-  results.push({ name: server.name, times, parts, sampled, ...run })
-  console.log(`${server.name}: ${run.requests.toLocaleString('en-US')} requests (${run.statusErrors} not 2xx/3xx), sampled ${sampled.toFixed(1)} µs per request, /proc ${run.procUs.toFixed(1)} µs`)
+  const total = [...times.values()].reduce((a, b) => a + b, 0)
+  results.push({ name: server.name, times, parts, sampled: total, ...run })
+  console.log(`${server.name}: ${run.requests.toLocaleString('en-US')} requests (${run.statusErrors} not 2xx/3xx), sampled ${total.toFixed(1)} µs per request, /proc ${run.procUs.toFixed(1)} µs`)
 }
-removeOutputs()
 
 const width = Math.max(10, ...results.map((r) => r.name.length))
 console.log(`\nµs per request (${scenario})\n${''.padEnd(22)}${results.map((r) => r.name.padStart(width + 2)).join('')}`)

@@ -57,6 +57,11 @@ function keepHandWritten (path, generated) {
   return text.slice(0, i) + block + text.slice(j + END_MARKER.length)
 }
 
+/** Digits for a target's figure: three where two would round it onto its threshold (0.598 is not 0.60). */
+function digitsNear (t) {
+  return t.min !== undefined && Math.abs(t.figure - t.min) < 0.005 ? 3 : 2
+}
+
 function markdown ({ meta, servers, scenarios, rows, memory, login, spray, steps, gapUs, referenceUs, chartLink }) {
   const label = (name) => servers.find((s) => s.name === name)?.label ?? name
   // Ours and the other builds of it (--extra), judged and compared alike.
@@ -78,7 +83,7 @@ function markdown ({ meta, servers, scenarios, rows, memory, login, spray, steps
   const floors = { anonymous: judgeTargets(rows, 'limit'), 'signed-in': judgeTargets(rows, 'floor') }
   const floorCell = (target, i) => {
     const t = floors[target.scenario]?.[i]
-    return t?.figure === undefined ? '' : `${fmt(t.figure, 2)}× (${t.met ? 'meets it' : '**misses it**'})`
+    return t?.figure === undefined ? '' : `${fmt(t.figure, digitsNear(t))}× (${t.met ? 'meets it' : '**misses it**'})`
   }
   out.push(`| target | ${builds.map(label).join(' | ')} | what the floor reaches |`)
   out.push(`|---|${builds.map(() => '---').join('|')}|---|`)
@@ -87,12 +92,12 @@ function markdown ({ meta, servers, scenarios, rows, memory, login, spray, steps
       const t = j[i]
       if (t.figure === undefined) return 'not measured'
       if (t.kind === 'rss') return `${t.met ? '**met**' : '**missed**'}: ${t.figure >= 0 ? '+' : ''}${fmt(t.figure, 1)} MiB (${fmt(t.mine, 1)} against ${fmt(t.peerMiB, 1)})`
-      return `${t.met ? '**met**' : '**missed**'}: ${fmt(t.figure, 2)}× (${fmt(t.rpsFigure, 2)}×)`
+      return `${t.met ? '**met**' : '**missed**'}: ${fmt(t.figure, digitsNear(t))}× (${fmt(t.rpsFigure, 2)}×)`
     })
     out.push(`| ${target.text} | ${cells.join(' | ')} | ${floorCell(target, i)} |`)
   })
   out.push('')
-  out.push('"What the floor reaches": the same ratio for the least a server of the same answer can spend, CPU only: bare Fastify\'s redirect for the anonymous targets; for the signed-in ones, Fastify + @fastify/cookie + @fastify/session sending our page and its headers as constants made at start (`floor`, bench/servers/floor.mjs). Ours does everything the floor does and more, so a target the floor misses is out of reach of any server built on those plugins.')
+  out.push('"What the floor reaches": the same ratio for the least a server of the same answer can spend, CPU only: bare Fastify\'s redirect for the anonymous targets; for the signed-in ones, Fastify + @fastify/cookie + @fastify/session sending our page and its headers as constants made at start (`floor`, bench/servers/floor.mjs). A server of that answer on those plugins can come level with its floor but not go below it, beyond the rounds\' spread (a few per cent either way): a target the floor misses is out of reach of every such server.')
   out.push('')
 
   out.push('### Figures')
