@@ -52,12 +52,8 @@ export function declareGrant (fastify: FastifyInstance): void {
   grants.declareOnRequests(fastify)
 }
 
-function grantOf (request: FastifyRequest): Grant | undefined {
-  return grants.get(request)
-}
-
 export function grantedAccess<T extends Protected> (request: FastifyRequest): GrantedAccess<T> | undefined {
-  return grantOf(request) as GrantedAccess<T> | undefined
+  return grants.get(request) as GrantedAccess<T> | undefined
 }
 
 /** Finds what a member asked for; undefined when there is no such thing. */
@@ -127,14 +123,14 @@ export function fixedAccessGuard (deps: AccessGuardDeps, target: Protected): pre
  * these targets did (another guard's approval, for other groups, does not count).
  */
 export function isGranted (request: FastifyRequest, targets?: readonly Protected[]): boolean {
-  const grant = grantOf(request)
+  const grant = grants.get(request)
   if (grant === undefined) return false
   return targets === undefined || targets.every((target) => grant.approved.includes(target))
 }
 
 function admitTo (request: FastifyRequest, reply: FastifyReply, deps: AccessGuardDeps, member: Member, target: Protected): boolean | Promise<boolean> {
   if (!canSee(member, target.audience)) return answerForbidden(request, reply, deps, member, target.title).then(() => false)
-  const earlier = grantOf(request)?.approved ?? []
+  const earlier = grants.get(request)?.approved ?? []
   grants.set(request, { member, target, approved: [...earlier, target] })
   return true
 }
