@@ -20,6 +20,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { benchServers, BASE_URL, logLevelOf } from './lib/servers.mjs'
+import { parseExtra } from './lib/flags.mjs'
 import { http, signIn } from './lib/checks.mjs'
 import { removeOutputs, startServer, terminate } from './lib/processes.mjs'
 import { COLLECTOR, COMPILERS } from './lib/v8-parts.mjs'
@@ -36,7 +37,7 @@ if (scenario === 'split') {
   for (const file of names) printSplit(file, split(file))
   process.exit(0)
 }
-const extras = values.extra.map((e) => { const at = e.indexOf('='); return { name: e.slice(0, at), dir: e.slice(at + 1) } })
+const extras = values.extra.map(parseExtra)
 const known = benchServers({ root, eachVariant: true, extras })
 const servers = names.map((name) => known.find((s) => s.name === name))
 if (!['anonymous', 'signed-in'].includes(scenario) || names.length === 0 || servers.includes(undefined)) {

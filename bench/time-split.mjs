@@ -23,6 +23,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { benchServers, BASE_URL, logLevelOf } from './lib/servers.mjs'
+import { parseExtra } from './lib/flags.mjs'
 import { signIn } from './lib/checks.mjs'
 import { pinRunner, processSample, removeOutputs, startServer, terminate } from './lib/processes.mjs'
 import { COLLECTOR, COMPILERS } from './lib/v8-parts.mjs'
@@ -36,7 +37,7 @@ const { values, positionals } = parseArgs({
   options: { seconds: { type: 'string', default: '8' }, top: { type: 'string', default: '25' }, extra: { type: 'string', multiple: true, default: [] }, 'call-graph': { type: 'boolean', default: false } }
 })
 const [scenario, ...names] = positionals
-const extras = values.extra.map((e) => { const at = e.indexOf('='); return { name: e.slice(0, at), dir: e.slice(at + 1) } })
+const extras = values.extra.map(parseExtra)
 const known = benchServers({ root, eachVariant: true, extras })
 const servers = names.map((name) => known.find((s) => s.name === name))
 const seconds = Number(values.seconds)

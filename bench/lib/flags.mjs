@@ -29,6 +29,13 @@ writes docs/performance.md, docs/performance-chart.svg and docs/performance.json
   --from-json FILE        render the report again from a saved run (docs/performance.json), no measuring
   -h, --help              this text`
 
+/** One `--extra name=dir` (bench/run.mjs, instructions.mjs, time-split.mjs): another build to measure. */
+export function parseExtra (e) {
+  const i = e.indexOf('=')
+  if (i < 1) throw new Error(`--extra takes name=dir, got ${e}`)
+  return { name: e.slice(0, i), dir: e.slice(i + 1) }
+}
+
 /** The run's settings from its command-line arguments; throws on an unknown or malformed flag. */
 export function parseFlags (argv) {
   const { values } = parseArgs({
@@ -79,11 +86,7 @@ export function parseFlags (argv) {
     only: list('only'),
     skip: new Set(list('skip', ['throughput', 'breakdown', 'memory', 'login', 'spray'])),
     scenarios: list('scenarios', ['anonymous', 'signed-in']),
-    extras: values.extra.map((e) => {
-      const i = e.indexOf('=')
-      if (i < 1) throw new Error(`--extra takes name=dir, got ${e}`)
-      return { name: e.slice(0, i), dir: e.slice(i + 1) }
-    }),
+    extras: values.extra.map(parseExtra),
     eachVariant: values['each-variant'],
     logLevel: values['log-level'],
     sprayConnections: number('spray-connections'),
