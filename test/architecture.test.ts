@@ -11,8 +11,6 @@ import { cycles, importGraph, layerOf, SELF } from './helpers/import-graph.js'
 const LEAVES = new Set(['errors', 'events', 'interval-log', 'option-checks', 'symbols', 'types', 'warnings'])
 const FEATURE_RANK: Record<string, number> = { stores: 1, redirect: 2, session: 3, pages: 4, access: 5, section: 6, 'sign-in': 6, files: 7 }
 const ENTRY = new Set(['index', 'esm', 'options'])
-// Separate tools shipped with the package (the parity checker): they import only their own folder.
-const TOOLS = new Set(['parity'])
 
 const graph = importGraph(resolve(__dirname, '..', 'lib'))
 
@@ -20,7 +18,6 @@ function allowed (from: string, to: string): boolean {
   if (to === SELF) return false
   const a = layerOf(from)
   const b = layerOf(to)
-  if (TOOLS.has(a) || TOOLS.has(b)) return a === b
   if (LEAVES.has(b)) return true
   if (LEAVES.has(a)) return false
   if (ENTRY.has(b)) return a === 'esm' ? b === 'index' : a === 'index' && b === 'options'
@@ -32,7 +29,7 @@ function allowed (from: string, to: string): boolean {
 t.test('every module of lib/ belongs to a known folder', async (t) => {
   const unknown = [...graph.keys()].filter((m) => {
     const layer = layerOf(m)
-    return !LEAVES.has(layer) && !ENTRY.has(layer) && !TOOLS.has(layer) && FEATURE_RANK[layer] === undefined
+    return !LEAVES.has(layer) && !ENTRY.has(layer) && FEATURE_RANK[layer] === undefined
   })
   t.same(unknown, [], 'add a new folder to FEATURE_RANK and to docs/architecture.md')
 })
@@ -63,9 +60,6 @@ t.test('the checker finds what it is for', async (t) => {
   t.notOk(allowed('errors', 'pages/views'), 'leaves import nothing upward')
   t.ok(allowed('sign-in/x', 'pages/y'))
   t.notOk(allowed('pages/x', SELF), 'nothing imports the package by its own name')
-  t.notOk(allowed('parity/x', 'errors'), 'the parity checker imports nothing of the plugin')
-  t.notOk(allowed('index', 'parity/cli'), 'nor does the plugin import it')
-  t.ok(allowed('parity/cli', 'parity/run'))
   t.ok(allowed('stores/redis/client', 'option-checks'), 'every floor refuses an option through the leaf')
   t.ok(allowed('stores/redis/client', 'errors'), 'the Redis stores ask errors.ts whether an error is an outage')
   t.notOk(allowed('session/x', 'access/y'), 'the members-only answer is access/\'s: the floors below do not reach it')

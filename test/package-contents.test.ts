@@ -19,21 +19,23 @@ const MAX_PACKED_BYTES = 200_000
 
 t.test('the tarball holds the library, its types, and the user docs: nothing else', async (t) => {
   // No source maps: they would point at lib/*.ts, which is not shipped (docs/package.md).
-  const allowed = /^(?:dist\/lib\/.+\.(?:js|mjs|d\.ts|d\.mts)|docs\/[\w-]+\.md|README\.md|LICENSE|package\.json)$/
+  const allowed = /^(?:dist\/lib\/.+\.(?:js|mjs|d\.ts|d\.mts)|dist\/parity\/[\w-]+\.js|docs\/[\w-]+\.md|README\.md|LICENSE|package\.json)$/
   t.same([...packed].filter((f) => !allowed.test(f)), [], 'no file of another kind')
   for (const repoOnly of ['docs/architecture.md', 'docs/example-server.md', 'docs/performance.md', 'docs/testing.md', 'docs/upstream-hmac-key.md', 'docs/upstream-next-tick.md', 'docs/upstream-session-lazy.md']) {
     t.ok(existsSync(join(root, repoOnly)) && !packed.has(repoOnly), `${repoOnly} stays in the repository`)
   }
-  // Every module of the plugin is shipped compiled and typed. The parity checker is a command, not an
-  // import: its modules ship compiled only.
+  // Every module of the plugin is shipped compiled and typed. The parity command (parity/src) is a
+  // command, not an import: its modules ship compiled only, under dist/parity/.
   const compiled = [...packed].filter((f) => /^dist\/lib\/.+\.js$/.test(f))
   t.ok(compiled.length > 40, `${compiled.length} modules`)
   for (const js of compiled) {
     const typed = packed.has(js.replace(/\.js$/, '.d.ts'))
-    if (js.startsWith('dist/lib/parity/')) t.notOk(typed, `${js}: compiled only`)
-    else t.ok(typed, `${js}: types`)
+    t.ok(typed, `${js}: types`)
     t.ok(existsSync(join(root, js.replace(/^dist\//, '').replace(/\.js$/, '.ts'))), `${js} is built from lib/`)
   }
+  const command = [...packed].filter((f) => f.startsWith('dist/parity/'))
+  t.ok(command.includes('dist/parity/bin.js') && command.every((f) => f.endsWith('.js')), 'the parity command, compiled only')
+  for (const js of command) t.ok(existsSync(join(root, 'parity/src', js.slice('dist/parity/'.length).replace(/\.js$/, '.ts'))), `${js} is built from parity/src/`)
   t.ok(pack.size <= MAX_PACKED_BYTES, `packed: ${pack.size} bytes (at most ${MAX_PACKED_BYTES})`)
   t.comment(`npm pack: ${pack.entryCount} files, ${pack.size} bytes packed, ${pack.unpackedSize} unpacked`)
 })

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { MEMBER, startStandIn } from './legacy-stand-in.js'
 import { runCli, SPEC_ADDRESSES, startExample, tempDir } from './run-cli.js'
-import { fillLoginForm } from '../../lib/parity/sign-in.js'
+import { fillLoginForm } from '../src/sign-in.js'
 import { execFileSync } from 'node:child_process'
 
 // Signed in: each site's login form found by its input types (SilverStripe's Email/SecurityID against the

@@ -3,7 +3,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { startStandIn } from './legacy-stand-in.js'
 import { closedOrigin, runCli, tempDir } from './run-cli.js'
-import { variantsOf } from '../../lib/parity/variants.js'
+import { variantsOf } from '../src/variants.js'
 
 // Where the addresses come from (a file, a sitemap, a crawl, variants), and every way an input is wrong:
 // a clear message naming it, exit 2, and no report written.

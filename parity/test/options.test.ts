@@ -3,8 +3,8 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { startStandIn } from './legacy-stand-in.js'
 import { runCli, SPEC_ADDRESSES, startExample, tempDir } from './run-cli.js'
-import { main } from '../../lib/parity/cli.js'
-import { cacheabilityOf, compare, observe, phpUrldecode } from '../../lib/parity/compare.js'
+import { main } from '../src/cli.js'
+import { cacheabilityOf, compare, observe, phpUrldecode } from '../src/compare.js'
 
 // The options a team needs for its own sites: the legacy major version, public origins, a renamed return
 // parameter, headers, HEAD, its allow-list; and the command line's own help and mistakes.

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { startStandIn } from './legacy-stand-in.js'
 import { closedOrigin, runCli, tempDir } from './run-cli.js'
-import { failureOf } from '../../lib/parity/politeness.js'
+import { failureOf } from '../src/politeness.js'
 
 // Polite to a live site: the rate per origin (measured at the stand-in), retries, timeouts, and the
 // clear stop when a site cannot be reached at all.

@@ -6,7 +6,7 @@ import { createServer } from 'node:net'
 import { once } from 'node:events'
 import type { AddressInfo } from 'node:net'
 import { buildApp } from '../../examples/app.js'
-import { main } from '../../lib/parity/cli.js'
+import { main } from '../src/cli.js'
 
 export interface CliRun { code: number, stdout: string, stderr: string }
 

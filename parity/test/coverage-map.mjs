@@ -1,0 +1,2 @@
+// Each parity test covers the command's own sources, never the plugin's example it runs against.
+export default () => ['src/**/*.ts']
