@@ -6,12 +6,6 @@ import type { FastifyInstance } from 'fastify'
 /** On a reply: the Location redirectOnce has sent it to, or null. */
 export const kRedirectedTo = Symbol.for('fastify-schools-resources.redirectedTo')
 
-/**
- * On a reply: redirectOnce for a target the section built itself (its login URL and its index), which
- * skips the check of the URL's characters that such a target cannot fail.
- */
-export const kRedirectOnceOwn = Symbol.for('fastify-schools-resources.redirectOnceOwn')
-
 /** On an instance: the options redirectOnce was first registered with. */
 export const kRedirectOnceOptions = Symbol.for('fastify-schools-resources.redirectOnceOptions')
 

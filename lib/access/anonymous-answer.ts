@@ -2,7 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { AnonymousRedirect } from '../types.js'
 import { errorCodes } from '../errors.js'
 import { siteOrigin } from '../redirect/site-origin.js'
-import { redirectingFor, redirectOnceOwn } from '../redirect/redirect-once.js'
+import { redirectingFor } from '../redirect/redirect-once.js'
 import { loginRedirectUrl } from '../redirect/login-redirect.js'
 
 // What a visitor who is not signed in gets on a members-only route, from the access guard or, earlier, from
@@ -31,7 +31,7 @@ export function targetTooLong (request: FastifyRequest): Error | undefined {
 export function answerAnonymous (request: FastifyRequest, reply: FastifyReply, target: AnonymousRedirect): FastifyReply {
   reply.header('cache-control', 'no-store')
   redirectingFor(reply, target.indexPath)
-  redirectOnceOwn(reply, loginRedirectUrl(siteOrigin(request, target.baseUrl), target.loginPath, request.url, target.returnParam))
-  redirectOnceOwn(reply, target.indexPath)
+  reply.redirectOnce(loginRedirectUrl(siteOrigin(request, target.baseUrl), target.loginPath, request.url, target.returnParam))
+  reply.redirectOnce(target.indexPath)
   return reply
 }

@@ -2,7 +2,7 @@ import fp from 'fastify-plugin'
 import { inspect } from 'node:util'
 import type { FastifyPluginAsync, FastifyReply } from 'fastify'
 import { errorCodes } from '../errors.js'
-import { kRedirectedTo, kRedirectOnceOptions, kRedirectOnceOwn } from '../symbols.js'
+import { kRedirectedTo, kRedirectOnceOptions } from '../symbols.js'
 import { emitProcessWarning, REDIRECT_CONFLICT_WARNING } from '../warnings.js'
 import { parseBaseUrl, requestOrigin } from './site-origin.js'
 import { conflictLog, parseConflictLog, type ConflictLog, type ConflictLogOption } from './conflict-log.js'
@@ -78,22 +78,15 @@ export function redirectingFor (reply: FastifyReply, section: string): void {
   if (redirectRefused.hasSubscribers) sections.set(reply, section)
 }
 
-/**
- * Whether `a` and `b` are the same URL once resolved against `base` (an origin). A `?` is kept by
- * resolving (it starts the query, or stays in the fragment) and an origin adds none, so a target with one
- * and a target without are never the same: the refused redirect of every anonymous visit (the login URL,
- * then the index) is told apart without resolving either.
- */
-export function sameTarget (a: string, b: string, base: string): boolean {
+/** Whether `a` and `b` are the same URL once resolved against `base` (an origin). */
+function sameTarget (a: string, b: string, base: string): boolean {
   if (a === b) return true
-  if (a.includes('?') !== b.includes('?')) return false
   const href = resolveTarget(a, base)
   return href !== null && href === resolveTarget(b, base)
 }
 
-/** `own`: a target the section built, whose URL and code need no check (see redirectOnceOwn). */
-function redirectOnce (reply: GuardedReply, url: string, code: number, baseUrl: string | undefined, log: ConflictLog, own: boolean): FastifyReply | undefined {
-  if (!own) assertRedirectable(url, code)
+function redirectOnce (reply: GuardedReply, url: string, code: number, baseUrl: string | undefined, log: ConflictLog): FastifyReply | undefined {
+  assertRedirectable(url, code)
   // Our own record first: after a send, Fastify lets later reply.redirect() calls rewrite the header.
   const redirectedTo = reply[kRedirectedTo]
   const header = reply.getHeader('location')
@@ -131,10 +124,6 @@ const redirectOncePlugin: FastifyPluginAsync<RedirectOnceOptions> = async (fasti
       fastify.log.warn({ ignored: { baseUrl, conflictLog: logOption }, inEffect: first },
         'redirectOnce was registered already: its first options stay in effect and these are ignored')
     }
-    // Another redirectOnce than this one (a host's own decorator): the section's targets go through it too.
-    if (!fastify.hasReplyDecorator(kRedirectOnceOwn)) {
-      fastify.decorateReply(kRedirectOnceOwn, function (this: FastifyReply, url: string) { return this.redirectOnce(url) })
-    }
     return
   }
   fastify.decorate(kRedirectOnceOptions, { baseUrl, conflictLog: logOption } satisfies Registered)
@@ -145,21 +134,8 @@ const redirectOncePlugin: FastifyPluginAsync<RedirectOnceOptions> = async (fasti
   })
   fastify.decorateReply(kRedirectedTo, null)
   fastify.decorateReply('redirectOnce', function (this: FastifyReply, url: string, code = 302) {
-    return redirectOnce(this as GuardedReply, url, code, baseUrl, log, false)
+    return redirectOnce(this as GuardedReply, url, code, baseUrl, log)
   })
-  fastify.decorateReply(kRedirectOnceOwn, function (this: FastifyReply, url: string) {
-    return redirectOnce(this as GuardedReply, url, 302, baseUrl, log, true)
-  })
-}
-
-/**
- * `reply.redirectOnce(url)` for a target the section built itself: its login URL (a checked origin and
- * login path, and the request path through PHP's urlencode) or its index path (a checked option). Such a
- * URL cannot hold a character a header refuses, and checking it again was a measurable share of every
- * anonymous answer (docs/performance.md); Node still checks the Location as it writes it.
- */
-export function redirectOnceOwn (reply: FastifyReply, url: string): FastifyReply | undefined {
-  return (reply as unknown as Record<symbol, (url: string) => FastifyReply | undefined>)[kRedirectOnceOwn](url)
 }
 
 export default fp(redirectOncePlugin, { fastify: '5.x', name: 'fastify-schools-resources-redirect-once' })

@@ -3,9 +3,10 @@ import Fastify, { type FastifyReply, type FastifyServerOptions } from 'fastify'
 import { Writable } from 'node:stream'
 import { validateHeaderValue } from 'node:http'
 import fc from 'fast-check'
-import { redirectOnce, REDIRECT_CONFLICT_WARNING } from '../../lib/index.js'
-import { conflictWarnings } from '../helpers/app.js'
-import { redirectOnceOwn, sameTarget } from '../../lib/redirect/redirect-once.js'
+import fastifyCookie from '@fastify/cookie'
+import fastifySession from '@fastify/session'
+import schoolsResources, { InMemoryCatalog, redirectOnce, REDIRECT_CONFLICT_WARNING } from '../../lib/index.js'
+import { BASE_URL, conflictWarnings, SECRET, teacherOnly } from '../helpers/app.js'
 
 type Handler = (reply: FastifyReply) => unknown
 
@@ -307,42 +308,22 @@ t.test('targets are compared the same way however many there are and however lon
   t.same(warnings.map((w) => w.message), expected, 'a warning exactly for the targets that differ')
 })
 
-t.test('sameTarget answers as resolving both targets does, query or not (its shortcut loses nothing)', async (t) => {
-  // Pieces that make relative and absolute targets, queries, fragments, dot segments, escapes and bad URLs.
-  const piece = fc.constantFrom('/', 'a', 'b', '.', '..', '?', '#', '=', '&', '%3F', '%', ' ', '\t', '\n', '\\', '\uff1f', 'https://www.example.org',
-    'HTTPS://WWW.EXAMPLE.ORG', 'https://elsewhere.test', '//www.example.org', '//u?s@h', 'http://[bad', 'http://[::1]:3000', 'file:', 'mailto:x')
-  const target = fc.array(piece, { maxLength: 8 }).map((parts) => parts.join(''))
-  const resolved = (url: string, base: string) => {
-    try {
-      return new URL(url, base).href
-    } catch {
-      return null
-    }
-  }
-  let compared = 0
-  fc.assert(fc.property(target, target, fc.constantFrom('https://www.example.org', 'http://localhost:3000', 'http://[::1]:3000'), (a, b, base) => {
-    const href = resolved(a, base)
-    const expected = a === b || (href !== null && href === resolved(b, base))
-    compared++
-    return sameTarget(a, b, base) === expected
-  }), { numRuns: 3000 })
-  t.equal(compared, 3000)
-  t.notOk(sameTarget('https://www.example.org/Security/login?BackURL=%2Fx%2F', '/schools/resources/', 'https://www.example.org'), 'the anonymous answer\'s two targets differ')
-  t.ok(sameTarget('/a/?x=1', 'https://www.example.org/a/?x=1', 'https://www.example.org'), 'the same query, relative and absolute')
-})
-
-t.test('a host\'s own redirectOnce decorator also takes the section\'s own targets', async (t) => {
+t.test('a host\'s own redirectOnce decorator takes the section\'s targets, and the spec\'s answer stays', async (t) => {
   const app = Fastify()
   const asked: string[] = []
   app.decorateReply('redirectOnce', function (this: FastifyReply, url: string) {
     asked.push(url)
+    if (asked.length % 2 === 0) return undefined
     return this.redirect(url)
   })
-  await app.register(redirectOnce)
-  app.get('/go', async (_request, reply) => redirectOnceOwn(reply, '/schools/resources/'))
+  await app.register(fastifyCookie)
+  await app.register(fastifySession, { secret: SECRET, saveUninitialized: false, cookie: { secure: false } })
+  const catalog = new InMemoryCatalog({ categories: [{ slug: 'maths', title: 'Mathematics', description: 'Number.', resources: [] }] })
+  await app.register(schoolsResources, { catalog, authenticate: teacherOnly, baseUrl: BASE_URL })
   t.teardown(() => app.close())
-  const res = await app.inject('/go')
+  const res = await app.inject('/schools/resources/resources/maths/')
+  const login = `${BASE_URL}/Security/login?BackURL=%2Fschools%2Fresources%2Fresources%2Fmaths%2F`
   t.equal(res.statusCode, 302)
-  t.equal(res.headers.location, '/schools/resources/')
-  t.same(asked, ['/schools/resources/'], 'through the host\'s decorator')
+  t.equal(res.headers.location, login)
+  t.same(asked, [login, '/schools/resources/'], 'both targets through the host\'s decorator, in the spec\'s order')
 })
