@@ -8,7 +8,7 @@ import redirectOnce from './redirect/redirect-once.js'
 import { warnTrustProxy } from './redirect/site-origin.js'
 import { memberLookup } from './session/member.js'
 import { chooseSessionAdapter } from './session/session-adapter.js'
-import { declareFormToken, registerCsrf } from './session/csrf.js'
+import { registerCsrf } from './session/csrf.js'
 import { memberById, MemberFinder } from './session/find-member.js'
 import { mountPoint, PageRenderer, resolveViews, sectionPaths } from './pages/page-renderer.js'
 import { stylesheetPolicy, stylesheetRoute } from './pages/stylesheet.js'
@@ -18,7 +18,6 @@ import { sectionErrorHandler } from './pages/server-error.js'
 import { sectionRoutes } from './section/section-routes.js'
 import { checkedCatalog } from './section/catalog.js'
 import { guardHostRoutes } from './access/members-only.js'
-import { declareGrant } from './access/access-guard.js'
 import type { MembersOnlyDeps } from './access/members-only-kit.js'
 import { fileRoutes } from './files/file-routes.js'
 import { servesSignIn, signInRoutes } from './sign-in/sign-in-routes.js'
@@ -53,10 +52,6 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
   // The default policy, plus the origin of a host stylesheet on another site; the host's helmet options still win.
   const headers = securityHeaders(opts.helmet === false ? false : { contentSecurityPolicy: stylesheetPolicy(opts.stylesheet), ...opts.helmet })
   warnTrustProxy(fastify)
-  // Per-request state (a guard's grant, a page's form token) as properties Fastify declares, here, before
-  // the section's contexts copy this one's request and reply classes.
-  declareGrant(fastify)
-  declareFormToken(fastify)
   await fastify.register(redirectOnce, { baseUrl: opts.baseUrl, conflictLog: opts.conflictLog })
 
   // Errors on our routes get the section's own answers: store failures (Redis down or slow) a clear 503,

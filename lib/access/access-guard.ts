@@ -1,4 +1,4 @@
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastify'
+import type { FastifyError, FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastify'
 import type { AnonymousRedirect, Member } from '../types.js'
 import { errorCodes } from '../errors.js'
 import { answerAnonymous, targetTooLong } from './anonymous-answer.js'
@@ -8,7 +8,6 @@ import type { PageRenderer } from '../pages/page-renderer.js'
 import { applyOwnHeaders, type ApplySecurityHeaders } from '../pages/security-headers.js'
 import { canSee } from './audience.js'
 import { accessRefused, eventBase } from '../events.js'
-import { PrivateSlot } from '../symbols.js'
 
 const { FST_SR_FORBIDDEN } = errorCodes
 
@@ -43,14 +42,8 @@ interface Grant extends GrantedAccess {
   approved: readonly Protected[]
 }
 
-// The grant lives on the request, in a slot only this module opens (symbols.ts: not a WeakMap, whose
-// young keys cost every scavenge; docs/performance.md). Nothing else can read or write a grant.
-const grants = new PrivateSlot<Grant>('grant')
-
-/** Declares the grant's slot on the requests of `fastify`'s context and below (once per context). */
-export function declareGrant (fastify: FastifyInstance): void {
-  grants.declareOnRequests(fastify)
-}
+// Keyed by the request, in this module alone: nothing else can read or write a grant.
+const grants = new WeakMap<FastifyRequest, Grant>()
 
 export function grantedAccess<T extends Protected> (request: FastifyRequest): GrantedAccess<T> | undefined {
   return grants.get(request) as GrantedAccess<T> | undefined

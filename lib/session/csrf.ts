@@ -2,7 +2,7 @@ import csrfProtection from '@fastify/csrf-protection'
 import type { IncomingMessage } from 'node:http'
 import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastify'
 import { isHttpsBase } from '../redirect/site-origin.js'
-import { kCsrfTokens, PrivateSlot } from '../symbols.js'
+import { kCsrfTokens } from '../symbols.js'
 import type { SessionAdapter } from './session-adapter.js'
 
 /** The cookie that carries the CSRF secret, on an http site (no https `baseUrl`). */
@@ -103,14 +103,8 @@ export class CsrfTokenCache {
   }
 }
 
-// The token each reply's forms share (see csrfTokenFor), in a slot of the reply only this module opens
-// (symbols.ts), as the grant in access/access-guard.ts.
-const formTokens = new PrivateSlot<string>('formToken')
-
-/** Declares the form token's slot on the replies of `fastify`'s context and below (once per context). */
-export function declareFormToken (fastify: FastifyInstance): void {
-  formTokens.declareOnReplies(fastify)
-}
+// The token each reply's forms share (see csrfTokenFor).
+const formTokens = new WeakMap<FastifyReply, string>()
 
 /**
  * A fresh token for a form, or undefined where the request has no usable session, or where no token can
