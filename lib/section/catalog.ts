@@ -94,36 +94,8 @@ function isFile (raw: Record<string, unknown>, where: string): boolean {
   return hasFile
 }
 
-/**
- * Shared copies of the values many resources repeat (a subject, a format, a list of year levels), so that
- * a large catalog holds each once, however its host built the records (a database gives a new string per row).
- */
-class Interned {
-  readonly #strings = new Map<string, string>()
-  readonly #lists = new Map<string, readonly string[]>()
-
-  string (value: string): string {
-    const known = this.#strings.get(value)
-    if (known !== undefined) return known
-    this.#strings.set(value, value)
-    return value
-  }
-
-  list (values: readonly string[]): readonly string[] {
-    const key = values.join('\u0000')
-    const known = this.#lists.get(key)
-    if (known !== undefined) return known
-    const list = Object.freeze(values.map((v) => this.string(v)))
-    this.#lists.set(key, list)
-    return list
-  }
-}
-
-/** Host catalogs' records, checked one by one as they arrive, are copied as they are. */
-const UNSHARED: Pick<Interned, 'string' | 'list'> = { string: (value) => value, list: (values) => Object.freeze(values) }
-
-/** A resource checked and copied: its documented fields only, frozen; `interned` shares repeated values. */
-function copyResource (value: unknown, where: string, interned = UNSHARED): Resource {
+/** A resource checked and copied: its documented fields only, frozen. */
+function copyResource (value: unknown, where: string): Resource {
   if (value === null || typeof value !== 'object') invalid(where, 'must be an object')
   const raw = value as Record<string, unknown>
   const yearLevels = raw.yearLevels
@@ -139,9 +111,9 @@ function copyResource (value: unknown, where: string, interned = UNSHARED): Reso
     title,
     summary,
     ...(file ? { file: filePath(raw.file, `${where}.file`) } : { url: link(raw.url, `${where}.url`) }),
-    subject: interned.string(text(raw.subject, `${where}.subject`)),
-    yearLevels: interned.list(yearLevels.map((level, i) => text(level, `${where}.yearLevels[${i}]`))),
-    format: interned.string(text(raw.format, `${where}.format`))
+    subject: text(raw.subject, `${where}.subject`),
+    yearLevels: Object.freeze(yearLevels.map((level, i) => text(level, `${where}.yearLevels[${i}]`))),
+    format: text(raw.format, `${where}.format`)
   }) as Resource
 }
 
@@ -168,14 +140,14 @@ function copyCategory (value: unknown, where: string): Category {
  * A category's resources checked and copied. A bad one throws, unless `leaveOut` is given: then it is
  * left out and `leaveOut` is told what was wrong and which resource it was (its id, or its position).
  */
-function copyResources (value: unknown, where: string, leaveOut?: (problem: Problem, resource: string) => void, interned?: Pick<Interned, 'string' | 'list'>): readonly Resource[] {
+function copyResources (value: unknown, where: string, leaveOut?: (problem: Problem, resource: string) => void): readonly Resource[] {
   if (!Array.isArray(value)) invalid(`${where}.resources`, 'must be an array')
   const ids = new Set<string>()
   const resources: Resource[] = []
   value.forEach((raw: unknown, j) => {
     const at = `${where}.resources[${j}]`
     try {
-      const copy = copyResource(raw, at, interned)
+      const copy = copyResource(raw, at)
       if (ids.has(copy.id)) invalid(`${at}.id`, `${JSON.stringify(copy.id)} is used twice`)
       ids.add(copy.id)
       resources.push(copy)
@@ -203,51 +175,16 @@ export function namedFile (catalog: Catalog): string | undefined {
 /** Records checked by InMemoryCatalog at construction (frozen): the boundary passes them as they are. */
 const checked = new WeakSet<object>()
 
-/**
- * InMemoryCatalog's page of the index: made of records checked at construction, so the boundary passes
- * it as it is. A class with a private brand rather than an entry in `checked`: a page is made per
- * request, and a WeakSet entry with a young key costs every scavenge (docs/performance.md). A host's
- * copy of it (`{ ...page }`) has no brand, so it is checked as any host record.
- */
-class InMemoryCategoriesPage implements CategoriesPage {
-  readonly #brand = true
-  constructor (readonly categories: readonly Category[], readonly total: number) {}
-
-  static is (value: unknown): value is InMemoryCategoriesPage {
-    return typeof value === 'object' && value !== null && #brand in value
-  }
-}
-
-/** InMemoryCatalog's page of a category, with the whole (frozen) record it was cut from (as above: per request, no WeakMap). */
-class InMemoryResourcesPage implements ResourcesPage {
-  readonly #whole: CategoryWithResources
-  constructor (
-    readonly category: Category,
-    readonly resources: readonly Resource[],
-    readonly total: number,
-    readonly count: number,
-    readonly subjects: readonly string[],
-    readonly years: readonly string[],
-    whole: CategoryWithResources
-  ) {
-    this.#whole = whole
-  }
-
-  static wholeOf (value: unknown): CategoryWithResources | undefined {
-    return typeof value === 'object' && value !== null && #whole in value ? value.#whole : undefined
-  }
-}
+/** InMemoryCatalog's pages of a category, each with the whole (frozen) record it was cut from. */
+const wholeRecords = new WeakMap<object, CategoryWithResources>()
 
 /**
  * The whole record an InMemoryCatalog page of a category was cut from; undefined for a host's page.
  * The section keys its page cache on it: a host's page holds no more than its own resources.
  */
 export function wholeRecordOf (page: ResourcesPage): CategoryWithResources | undefined {
-  return InMemoryResourcesPage.wholeOf(page)
+  return wholeRecords.get(page)
 }
-
-/** How many lists of the categories some set of groups may see an InMemoryCatalog keeps (the least recently used go). */
-const VISIBLE_LISTS = 32
 
 /**
  * A catalog held in memory, checked and copied once at construction so that bad data fails at
@@ -259,19 +196,16 @@ export class InMemoryCatalog implements Catalog {
   readonly #summaryBySlug = new Map<string, Category>()
   /** Whether every category is open to every member (no audience): then every member sees the whole list. */
   readonly #open: boolean
-  /** Per set of groups (restrictedCategories: 'hide'), the categories they may see, when some category has an audience. */
-  readonly #visible = new Map<string, readonly Category[]>()
 
   constructor (data: CatalogData) {
     if (data === null || typeof data !== 'object' || !Array.isArray(data.categories)) {
       invalid('data', 'must be { categories: [...] }')
     }
-    const interned = new Interned()
     const summaries = data.categories.map((raw, i) => {
       const where = `categories[${i}]`
       const summary = copyCategory(raw, where)
       if (this.#bySlug.has(summary.slug)) invalid(`${where}.slug`, `${JSON.stringify(summary.slug)} is used twice`)
-      const resources = copyResources(raw.resources, where, undefined, interned)
+      const resources = copyResources(raw.resources, where)
       const j = resources.findIndex((r) => r.file !== undefined)
       if (j !== -1 && !firstFiles.has(this)) firstFiles.set(this, `${where}.resources[${j}].file ${JSON.stringify(resources[j].file)}`)
       const category = Object.freeze({ ...summary, resources })
@@ -293,10 +227,12 @@ export class InMemoryCatalog implements Catalog {
     return this.#bySlug.get(slug)
   }
 
-  /** A page of the index: a slice of the list held, so its cost does not grow with the catalog. */
+  /** A page of the index: a slice of the list held, or of the categories `visibleTo`'s groups may see. */
   async listCategoriesPage ({ offset, limit, visibleTo }: CategoriesPageQuery): Promise<CategoriesPage> {
     const list = visibleTo === undefined ? this.#summaries : this.#visibleTo(visibleTo)
-    return new InMemoryCategoriesPage(list.slice(offset, offset + limit), list.length)
+    const page = { categories: list.slice(offset, offset + limit), total: list.length }
+    checked.add(page)
+    return page
   }
 
   /**
@@ -310,21 +246,15 @@ export class InMemoryCatalog implements Catalog {
     // A value that is no choice matches nothing (the section then asks again without it).
     const known = (subject === undefined || subjects.includes(subject)) && (year === undefined || years.includes(year))
     const matching = known ? matchingResources(category, { subject, year }) : []
-    return new InMemoryResourcesPage(this.#summaryBySlug.get(slug)!, matching.slice(offset, offset + limit), matching.length, category.resources.length, subjects, years, category)
+    const page = { category: this.#summaryBySlug.get(slug)!, resources: matching.slice(offset, offset + limit), total: matching.length, count: category.resources.length, subjects, years }
+    wholeRecords.set(page, category)
+    return page
   }
 
+  /** The categories members of `groups` may see (restrictedCategories: 'hide'). */
   #visibleTo (groups: readonly string[]): readonly Category[] {
     if (this.#open) return this.#summaries
-    const key = JSON.stringify([...new Set(groups)].sort())
-    let list = this.#visible.get(key)
-    if (list === undefined) {
-      list = Object.freeze(this.#summaries.filter((c) => c.audience === undefined || c.audience.some((group) => groups.includes(group))))
-      if (this.#visible.size >= VISIBLE_LISTS) this.#visible.delete(this.#visible.keys().next().value!)
-    } else {
-      this.#visible.delete(key)
-    }
-    this.#visible.set(key, list)
-    return list
+    return this.#summaries.filter((c) => c.audience === undefined || c.audience.some((group) => groups.includes(group)))
   }
 }
 
@@ -422,7 +352,7 @@ export function checkedCatalog (catalog: Catalog, log: MistakeLog, section: stri
   if (typeof catalog.listCategoriesPage === 'function') {
     paged.listCategoriesPage = async (query) => {
       const raw: unknown = await catalog.listCategoriesPage!(query)
-      if (InMemoryCategoriesPage.is(raw)) return raw
+      if (checked.has(raw as object)) return raw as CategoriesPage
       const where = 'listCategoriesPage()'
       let total: number
       let list: unknown[]
@@ -446,7 +376,7 @@ export function checkedCatalog (catalog: Catalog, log: MistakeLog, section: stri
     paged.getCategoryPage = async (slug, query) => {
       const raw: unknown = await catalog.getCategoryPage!(slug, query)
       if (raw === null || raw === undefined) return undefined
-      if (InMemoryResourcesPage.wholeOf(raw) !== undefined) return raw as ResourcesPage
+      if (wholeRecords.has(raw)) return raw as ResourcesPage
       const where = `getCategoryPage(${JSON.stringify(slug)})`
       const fields = raw as Record<string, unknown>
       let page: Omit<ResourcesPage, 'resources'>

@@ -113,15 +113,3 @@ t.test('a resource is a url or a file: file paths are relative, named segments i
   t.throws(() => new InMemoryCatalog({ categories: [{ ...category, resources: [fields] }] } as unknown as CatalogData),
     { code: 'FST_SR_INVALID_CATALOG', message: 'fastify-schools-resources: InMemoryCatalog: categories[0].resources[0] must have a url (an address) or a file (a path in the files directory)' })
 })
-
-t.test('InMemoryCatalog keeps one copy of the values resources repeat', async (t) => {
-  const resource = (id: string) => ({ id, title: `T ${id}`, summary: 's', url: 'https://example.org/', subject: ['Math', 'ematics'].join(''), yearLevels: ['Year 7', 'Year 8'], format: 'Work' + 'sheet' })
-  const catalog = new InMemoryCatalog({ categories: [{ slug: 'a', title: 'A', description: 'd', resources: [resource('1'), resource('2')] }, { slug: 'b', title: 'B', description: 'd', resources: [resource('3')] }] })
-  const [one, two] = (await catalog.getCategory('a'))!.resources
-  const [three] = (await catalog.getCategory('b'))!.resources
-  t.equal(one.yearLevels, two.yearLevels, 'equal year-level lists are one frozen array')
-  t.equal(one.yearLevels, three.yearLevels, 'across categories too')
-  t.ok(Object.isFrozen(one.yearLevels))
-  t.same(three.yearLevels, ['Year 7', 'Year 8'])
-  t.not(one.title, two.title)
-})
