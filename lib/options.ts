@@ -15,7 +15,7 @@ import type { FindMember, FindMemberCacheSettings } from './session/find-member.
 import { MemoryAttemptStore, type AttemptStore } from './stores/attempt-store.js'
 import { namedFile } from './section/catalog.js'
 import type { LockoutOptions, LockoutSettings, LoginRateLimitOptions, LoginRateLimitSettings } from './sign-in/limits.js'
-import { passwordCheckDefaults, perAddressDefault, WAITING_PER_CHECK, type PasswordCheckSettings, type PasswordChecksOptions } from './sign-in/password-checks.js'
+import { passwordCheckDefaults, perAddressDefault, type PasswordCheckSettings, type PasswordChecksOptions } from './sign-in/password-checks.js'
 
 /**
  * The plugin's options. A union on purpose: with sign-in on (the default) `authenticate` is required and
@@ -96,9 +96,8 @@ export interface SectionOptions {
   loginRateLimit?: LoginRateLimitOptions | false
   /**
    * How many passwords this process checks at once, how many sign-ins wait for a turn, and how many of
-   * those one client address may have (default: half of libuv's thread pool at once; up to 256 times that
-   * waiting, and no more than those checks get through in 10 s; three quarters of both per address). Past
-   * them, sign-in answers 503 FST_SR_SIGN_IN_BUSY at once.
+   * those one client address may have (default: half of libuv's thread pool at once; 400 waiting; three
+   * quarters of both per address). Past them, sign-in answers 503 FST_SR_SIGN_IN_BUSY at once.
    */
   passwordChecks?: PasswordChecksOptions
   /**
@@ -273,7 +272,7 @@ function resolvePasswordChecks (opts: Record<string, unknown>): PasswordCheckSet
   if (given === false) invalidOption('passwordChecks', 'must be an object ({ concurrent, waiting, perAddress }); the checks cannot be unbounded')
   const defaults = passwordCheckDefaults()
   const concurrent = positiveInteger(given.concurrent, 'passwordChecks.concurrent', defaults.concurrent)
-  const waiting = given.waiting === 0 ? 0 : positiveInteger(given.waiting, 'passwordChecks.waiting', WAITING_PER_CHECK * concurrent)
+  const waiting = given.waiting === 0 ? 0 : positiveInteger(given.waiting, 'passwordChecks.waiting', defaults.waiting)
   const perAddress = positiveInteger(given.perAddress, 'passwordChecks.perAddress', perAddressDefault(concurrent, waiting))
   return { concurrent, waiting, perAddress }
 }

@@ -3,9 +3,7 @@
  * passwords are being checked right now, per counter key, and a queue per username so that at most
  * `slots` of its passwords are checked at once. Nothing here is shared between instances.
  */
-import { errorCodes } from '../errors.js'
-
-const { FST_SR_SIGN_IN_BUSY } = errorCodes
+import { signInBusy } from './password-checks.js'
 
 /**
  * Sign-ins to one username that may wait for a turn; past it, FST_SR_SIGN_IN_BUSY at once. A shared class
@@ -13,8 +11,6 @@ const { FST_SR_SIGN_IN_BUSY } = errorCodes
  * (each a full password check and a new session) no longer piles up without bound.
  */
 export const MAX_WAITING_PER_USERNAME = 100
-/** What the busy answer's Retry-After says: a turn per username frees within a few checks. */
-const BUSY_RETRY_AFTER_SECONDS = 5
 
 interface Entry {
   /** Passwords being checked now under this key. */
@@ -49,7 +45,7 @@ export class Turns {
       queue.running++
       return
     }
-    if (queue.next.length >= MAX_WAITING_PER_USERNAME) throw Object.assign(new FST_SR_SIGN_IN_BUSY(), { retryAfter: BUSY_RETRY_AFTER_SECONDS })
+    if (queue.next.length >= MAX_WAITING_PER_USERNAME) throw signInBusy()
     // The slot is handed over by give() without ever being counted free, so nobody overtakes.
     await new Promise<void>((resolve) => queue.next.push(resolve))
   }
