@@ -15,16 +15,15 @@ export interface Address {
 const UNSENDABLE = /[\s\u0000-\u001f\u007f]/
 
 /**
- * One line of an address file: a path (`/schools/…`) kept as written, or an http(s) URL whose path and
- * query are taken (any host: access logs write the public one). Anything else is a mistake to report.
+ * One line of an address file: a path (`/schools/…`) kept as written, or an http(s) URL, kept whole so
+ * that its origin can be checked (access logs write the public one). Anything else is a mistake to report.
  */
 function parseAddressLine (line: string): string | undefined {
   if (UNSENDABLE.test(line)) return undefined
   if (line.startsWith('/') && !line.startsWith('//')) return line
   if (!/^https?:\/\//i.test(line)) return undefined
   try {
-    const url = new URL(line)
-    return url.pathname + url.search
+    return new URL(line).href
   } catch {
     return undefined
   }

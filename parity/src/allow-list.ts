@@ -8,6 +8,8 @@ export interface AllowRule {
   path?: RegExp
   legacy?: string
   candidate?: string
+  /** Only as an anonymous visitor, or only signed in. */
+  as?: 'visitor' | 'member'
   /** `file:line`, for the report. */
   from: string
 }
@@ -21,12 +23,12 @@ export const KINDS: DifferenceKind[] = ['status', 'location', 'location-form', '
  */
 export const DEFAULT_ALLOW_LIST = `# Shipped with fastify-schools-resources: the documented deliberate differences (docs/legacy-differences.md).
 # "No session for anonymous redirects": the legacy site started a session for every visitor.
-session-cookie legacy=set candidate=none
+session-cookie as=visitor legacy=set candidate=none
 `
 
 const glob = (pattern: string) => new RegExp(`^${pattern.split('*').map((s) => s.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`)
 
-/** Rules, one a line: `<kind> [path=<glob>] [legacy=<value>] [candidate=<value>]`; `#` starts a comment. */
+/** Rules, one a line: `<kind> [path=<glob>] [as=visitor|member] [legacy=<value>] [candidate=<value>]`; `#` starts a comment. */
 export function parseAllowList (text: string, name: string): AllowRule[] {
   const rules: AllowRule[] = []
   const bad: string[] = []
@@ -37,12 +39,13 @@ export function parseAllowList (text: string, name: string): AllowRule[] {
     const rule: AllowRule = { kind: kind as DifferenceKind, from: `${name}:${i + 1}` }
     let ok = KINDS.includes(rule.kind)
     for (const field of fields) {
-      const [, key, value] = /^(path|legacy|candidate)=(.+)$/.exec(field) ?? []
+      const [, key, value] = /^(path|legacy|candidate|as)=(.+)$/.exec(field) ?? []
       if (key === 'path') rule.path = glob(value)
+      else if (key === 'as' && (value === 'visitor' || value === 'member')) rule.as = value
       else if (key === 'legacy' || key === 'candidate') rule[key] = value
       else ok = false
     }
-    if (!ok) bad.push(`${name}:${i + 1}: ${JSON.stringify(raw.trim())} (expected <kind> [path=<glob>] [legacy=<value>] [candidate=<value>], kinds: ${KINDS.join(', ')})`)
+    if (!ok) bad.push(`${name}:${i + 1}: ${JSON.stringify(raw.trim())} (expected <kind> [path=<glob>] [as=visitor|member] [legacy=<value>] [candidate=<value>], kinds: ${KINDS.join(', ')})`)
     else rules.push(rule)
   })
   if (bad.length > 0) throw new ParityInputError(`allow-list ${name} has bad lines:\n${bad.join('\n')}`)
@@ -59,7 +62,7 @@ export async function readAllowList (file: string): Promise<AllowRule[]> {
   return parseAllowList(text, file)
 }
 
-/** The rule that allows this difference at this address, if any. */
-export function allowedBy (rules: AllowRule[], target: string, d: Difference): AllowRule | undefined {
-  return rules.find((r) => r.kind === d.kind && (r.path?.test(target) ?? true) && (r.legacy ?? d.legacy) === d.legacy && (r.candidate ?? d.candidate) === d.candidate)
+/** The rule that allows this difference at this address, seen as a visitor or a member, if any. */
+export function allowedBy (rules: AllowRule[], target: string, as: 'visitor' | 'member', d: Difference): AllowRule | undefined {
+  return rules.find((r) => r.kind === d.kind && (r.path?.test(target) ?? true) && (r.as ?? as) === as && (r.legacy ?? d.legacy) === d.legacy && (r.candidate ?? d.candidate) === d.candidate)
 }

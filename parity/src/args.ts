@@ -28,9 +28,20 @@ export interface ParityOptions {
   json?: string
   junit?: string
   examples: number
+  /** Origins beyond the two sites that sitemaps and addresses may name (`--allow-origin`), fetched without credentials. */
+  allowOrigins: string[]
+  /** Bytes of one page's body read at most, after decompression. */
+  maxBody: number
+  /** Bytes of one sitemap read at most, after decompression. */
+  maxSitemapBody: number
+  /** Addresses one `--sitemap` (with the sitemaps of its index) adds at most. */
+  sitemapMax: number
   /** With both: the addresses are compared a second time, signed in to each site. */
   signIn?: { legacy: Credentials, candidate: Credentials, loginPath: string }
 }
+
+/** Sitemaps.org's own limits for a sitemap (50 MB, 50,000 URLs); a page of a school site is far smaller. */
+export const DEFAULT_BOUNDS = { maxBody: 10 * 1024 * 1024, maxSitemapBody: 50 * 1024 * 1024, sitemapMax: 50_000 }
 
 const USER_AGENT = 'fastify-schools-resources-parity/1 (+https://www.npmjs.com/package/fastify-schools-resources)'
 
@@ -52,7 +63,11 @@ Inputs (at least one):
 Sites:
   --candidate-public-origin <origin>  the origin the candidate writes in its Locations (its BASE_URL)
   --legacy-public-origin <origin>     the same for the legacy site (default: --legacy)
-  --header 'Name: value'        sent to both sites (repeatable); --legacy-header, --candidate-header: one site
+  --header 'Name: value'        sent to both sites, and only to them (repeatable); --legacy-header,
+                                --candidate-header: one site
+  --allow-origin <origin>       another origin a sitemap or an address may name (repeatable); fetched
+                                without headers or cookies; none on a private, loopback or link-local
+                                address unless --legacy or --candidate is on one of the same kind
   --prefix <path>               the section's path (default /schools/resources)
   --return-param <name>         the candidate's return parameter (default BackURL)
   --legacy-return-param <name>  the legacy site's (default BackURL)
@@ -69,6 +84,10 @@ Politeness, per origin:
   --timeout <ms>                per attempt (default ${DEFAULT_POLITENESS.timeoutMs})
   --retries <n>                 after a network error, 429 or 5xx, with doubling backoff (default ${DEFAULT_POLITENESS.retries})
   --user-agent <text>           (default ${USER_AGENT})
+Bounds, per answer (each hit is reported):
+  --max-body <bytes>            of a page, after decompression (default ${DEFAULT_BOUNDS.maxBody}, 10 MB)
+  --max-sitemap-body <bytes>    of a sitemap, after decompression (default ${DEFAULT_BOUNDS.maxSitemapBody}, 50 MB)
+  --sitemap-max <n>             addresses one --sitemap adds, its index's sitemaps included (default ${DEFAULT_BOUNDS.sitemapMax})
 Results:
   --allow <file>                more allowed differences (repeatable); --no-default-allow drops the shipped ones
   --json <file>, --junit <file> reports, each written whole or not at all
@@ -86,6 +105,12 @@ function origin (value: string, name: string): string {
 function count (value: string, name: string, min: number): number {
   const n = Number(value)
   if (!/^\d+(?:\.\d+)?$/.test(value) || n < min) throw new ParityInputError(`--${name} ${JSON.stringify(value)} must be a number of at least ${min}`)
+  return n
+}
+
+function whole (value: string, name: string, min: number): number {
+  const n = count(value, name, min)
+  if (!Number.isSafeInteger(n)) throw new ParityInputError(`--${name} ${JSON.stringify(value)} must be a whole number of at least ${min}`)
   return n
 }
 
@@ -134,6 +159,10 @@ export function parseParityArgs (argv: string[], env: Record<string, string | un
         timeout: { type: 'string', default: String(DEFAULT_POLITENESS.timeoutMs) },
         retries: { type: 'string', default: String(DEFAULT_POLITENESS.retries) },
         'user-agent': { type: 'string', default: USER_AGENT },
+        'allow-origin': { type: 'string', multiple: true, default: [] },
+        'max-body': { type: 'string', default: String(DEFAULT_BOUNDS.maxBody) },
+        'max-sitemap-body': { type: 'string', default: String(DEFAULT_BOUNDS.maxSitemapBody) },
+        'sitemap-max': { type: 'string', default: String(DEFAULT_BOUNDS.sitemapMax) },
         allow: { type: 'string', multiple: true, default: [] },
         'no-default-allow': { type: 'boolean', default: false },
         json: { type: 'string' },
@@ -198,6 +227,10 @@ export function parseParityArgs (argv: string[], env: Record<string, string | un
       retries: count(values.retries, 'retries', 0),
       backoffMs: DEFAULT_POLITENESS.backoffMs
     },
+    allowOrigins: [...new Set(values['allow-origin'].map((o) => origin(o, 'allow-origin')))],
+    maxBody: whole(values['max-body'], 'max-body', 1),
+    maxSitemapBody: whole(values['max-sitemap-body'], 'max-sitemap-body', 1),
+    sitemapMax: whole(values['sitemap-max'], 'sitemap-max', 1),
     allowFiles: values.allow,
     defaultAllow: !values['no-default-allow'],
     json: values.json,

@@ -1,4 +1,5 @@
 import type { Answer } from './politeness.js'
+import type { CookieJar } from './sign-in.js'
 
 /** Who may store an answer: a shared cache (a proxy, a CDN), only the visitor's browser, or nobody. */
 export type Cacheability = 'shared' | 'private' | 'none'
@@ -27,17 +28,25 @@ export interface SiteView {
 const HEURISTIC = new Set([200, 203, 204, 206, 300, 301, 308, 404, 405, 410, 414, 501])
 
 /**
- * RFC 9111 as a cache reads it: no-store (and no-cache, which allows no use without asking the site
- * again) is nobody; private is the browser only; otherwise an explicit lifetime, `public`, or a
- * heuristically cacheable status lets a shared cache keep it.
+ * RFC 9111 as a cache reads it, from Cache-Control alone: no-store (and no-cache, which allows no use
+ * without asking the site again) is nobody; private is the browser only; otherwise an explicit lifetime,
+ * `public`, or a heuristically cacheable status lets a shared cache keep it. `Expires` counts only where
+ * there is no Cache-Control: a date after the answer's is a lifetime, any other (past, or not a date)
+ * none. `Pragma` means nothing in an answer (RFC 9111 §5.4), though PHP sends it with every session.
  */
 export function cacheabilityOf (status: number, headers: Headers): Cacheability {
-  const directives = (headers.get('cache-control') ?? '').toLowerCase().split(',').map((d) => d.trim().split('=')[0])
-  if (directives.includes('no-store') || directives.includes('no-cache') || /no-cache/i.test(headers.get('pragma') ?? '')) return 'none'
+  const cacheControl = headers.get('cache-control')
+  if (cacheControl === null && headers.has('expires')) {
+    const expires = Date.parse(headers.get('expires')!)
+    const date = Date.parse(headers.get('date') ?? '')
+    return expires > (Number.isNaN(date) ? Date.now() : date) ? 'shared' : 'none'
+  }
+  const directives = (cacheControl ?? '').toLowerCase().split(',').map((d) => d.trim().split('=')[0])
+  if (directives.includes('no-store') || directives.includes('no-cache')) return 'none'
   if (directives.includes('private')) return 'private'
-  const maxAge = /(?:^|,)\s*(?:s-maxage|max-age)\s*=\s*"?(\d+)/i.exec(headers.get('cache-control') ?? '')
+  const maxAge = /(?:^|,)\s*(?:s-maxage|max-age)\s*=\s*"?(\d+)/i.exec(cacheControl ?? '')
   if (maxAge !== null) return Number(maxAge[1]) > 0 ? 'shared' : 'none'
-  if (directives.includes('public') || headers.has('expires') || HEURISTIC.has(status)) return 'shared'
+  if (directives.includes('public') || HEURISTIC.has(status)) return 'shared'
   return 'none'
 }
 
@@ -55,7 +64,11 @@ function takeParam (query: string, name: string): { value: string | null, rest: 
   return { value, rest: rest.join('&') }
 }
 
-export function observe (answer: Answer, site: SiteView): Observation {
+/**
+ * What matters in one answer. `held` is the signed-in session's cookies: a Set-Cookie that renews one of
+ * them with its value (a rolling session) sets no session; a new value does.
+ */
+export function observe (answer: Answer, site: SiteView, held?: CookieJar): Observation {
   const raw = answer.headers.get('location')
   let location: string | null = raw
   let locationForm: Observation['locationForm'] = 'none'
@@ -74,7 +87,10 @@ export function observe (answer: Answer, site: SiteView): Observation {
       location = local
     }
   }
-  const sessionCookie = answer.headers.getSetCookie().some((c) => site.sessionCookies.includes(c.split('=')[0].trim()))
+  const sessionCookie = answer.headers.getSetCookie().some((c) => {
+    const [name, value] = c.split(';')[0].split(/=(.*)/s).map((s) => s.trim())
+    return site.sessionCookies.includes(name) && held?.get(name) !== value
+  })
   return { status: answer.status, location, locationForm, backUrl, cacheability: cacheabilityOf(answer.status, answer.headers), sessionCookie }
 }
 
@@ -95,6 +111,8 @@ export interface Difference {
   kind: DifferenceKind
   legacy: string
   candidate: string
+  /** The comparisons this one makes moot (a status difference's Location), listed but not counted. */
+  also?: Difference[]
 }
 
 const shown = (v: string | null) => v ?? '(none)'
@@ -104,24 +122,41 @@ export interface CompareOptions {
   ignoreTrailingSlashInBackUrl?: boolean
 }
 
-/** Every way the candidate's answer differs from the legacy's, by kind; empty when they agree. */
+/**
+ * Every way the candidate's answer differs from the legacy's, each cause once, under its root kind: a
+ * different status makes the Location and return-address comparisons moot, as a Location on one side
+ * only makes its form and return address moot; those ride along as `also`. Cacheability and the session
+ * cookie stand on their own. Empty when they agree.
+ */
 export function compare (legacy: Observation, candidate: Observation, options: CompareOptions = {}): Difference[] {
-  const out: Difference[] = []
-  const add = (kind: DifferenceKind, a: string, b: string) => { if (a !== b) out.push({ kind, legacy: a, candidate: b }) }
-  add('status', String(legacy.status), String(candidate.status))
-  add('location-form', legacy.locationForm, candidate.locationForm)
-  add('location', shown(legacy.location), shown(candidate.location))
+  const location: Difference[] = []
+  const add = (to: Difference[], kind: DifferenceKind, a: string, b: string) => { if (a !== b) to.push({ kind, legacy: a, candidate: b }) }
+  add(location, 'location-form', legacy.locationForm, candidate.locationForm)
+  add(location, 'location', shown(legacy.location), shown(candidate.location))
   if (legacy.backUrl !== null && candidate.backUrl !== null) {
     const strip = (v: string) => options.ignoreTrailingSlashInBackUrl === true ? v.replace(/(?:%2F|\/)((?:%3F|\?).*)?$/i, '$1') : v
     const [a, b] = [strip(legacy.backUrl), strip(candidate.backUrl)]
     if (a !== b) {
-      if (phpUrldecode(a) === phpUrldecode(b)) add('back-url-encoding', legacy.backUrl, candidate.backUrl)
-      else add('back-url', `${legacy.backUrl} (${phpUrldecode(legacy.backUrl)})`, `${candidate.backUrl} (${phpUrldecode(candidate.backUrl)})`)
+      if (phpUrldecode(a) === phpUrldecode(b)) add(location, 'back-url-encoding', legacy.backUrl, candidate.backUrl)
+      else add(location, 'back-url', `${legacy.backUrl} (${phpUrldecode(legacy.backUrl)})`, `${candidate.backUrl} (${phpUrldecode(candidate.backUrl)})`)
     }
   } else {
-    add('back-url', shown(legacy.backUrl), shown(candidate.backUrl))
+    add(location, 'back-url', shown(legacy.backUrl), shown(candidate.backUrl))
   }
-  add('cacheability', legacy.cacheability, candidate.cacheability)
-  add('session-cookie', legacy.sessionCookie ? 'set' : 'none', candidate.sessionCookie ? 'set' : 'none')
+  const out: Difference[] = []
+  const where = location.find((d) => d.kind === 'location')
+  const also = (d: Difference, moot: Difference[]) => moot.length > 0 ? { ...d, also: moot } : d
+  if (legacy.status !== candidate.status) {
+    out.push(also({ kind: 'status', legacy: String(legacy.status), candidate: String(candidate.status) }, location))
+  } else if (where !== undefined && (legacy.location === null || candidate.location === null)) {
+    out.push(also(where, location.filter((d) => d !== where)))
+  } else if (where !== undefined && (legacy.backUrl === null) !== (candidate.backUrl === null)) {
+    // A return address on one side only is part of the Location's difference.
+    out.push(...location.filter((d) => d.kind === 'location-form'), also(where, location.filter((d) => d.kind === 'back-url')))
+  } else {
+    out.push(...location)
+  }
+  add(out, 'cacheability', legacy.cacheability, candidate.cacheability)
+  add(out, 'session-cookie', legacy.sessionCookie ? 'set' : 'none', candidate.sessionCookie ? 'set' : 'none')
   return out
 }

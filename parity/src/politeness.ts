@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises'
+import { ParityInputError } from './errors.js'
 
 export interface Politeness {
   /** Requests in flight at once, per origin. */
@@ -57,7 +58,54 @@ export class OriginLimiter {
 export interface Answer {
   status: number
   headers: Headers
+  /** The body as text, up to the cap (empty when it went to a reader instead). */
   body: string
+  /** The body was longer than the cap, after decompression: the rest was not read. */
+  cut: boolean
+}
+
+/** What to do with a body: read at most `maxBytes` of it (decompressed), and hand a 200's text to a reader. */
+export interface BodyRead {
+  maxBytes: number
+  /**
+   * Made afresh for each attempt answered 200: takes the text as it arrives instead of keeping it, and
+   * returns false when it wants no more (the rest is not read).
+   */
+  reader?: () => (text: string) => boolean
+  /** The body is not wanted (an answer compared by its status and headers): read to the cap and dropped. */
+  discard?: boolean
+}
+
+/**
+ * Reads a body a chunk at a time, decompressed, and stops at the cap or when the reader has enough:
+ * memory stays in proportion to the cap (or to the reader's own state), whatever the site sends.
+ */
+async function readBody (res: Response, { maxBytes, reader, discard = false }: BodyRead): Promise<{ body: string, cut: boolean }> {
+  const take = res.status === 200 ? reader?.() : undefined
+  const parts: string[] = []
+  const decoder = new TextDecoder()
+  // A HEAD answer has no body.
+  if (res.body === null) return { body: '', cut: false }
+  const stream = res.body.getReader()
+  let bytes = 0
+  let cut = false
+  for (;;) {
+    const { done, value } = await stream.read()
+    if (done) break
+    let chunk = value
+    if (bytes + chunk.byteLength > maxBytes) {
+      chunk = chunk.subarray(0, maxBytes - bytes)
+      cut = true
+    }
+    bytes += chunk.byteLength
+    const text = discard ? '' : decoder.decode(chunk, { stream: !cut })
+    const more = take === undefined ? parts.push(text) > 0 : take(text)
+    if (cut || !more) {
+      await stream.cancel()
+      break
+    }
+  }
+  return { body: parts.join(''), cut }
 }
 
 /** Why a request failed for good: the last error, after the retries. */
@@ -88,19 +136,21 @@ const retryable = (status: number) => status === 429 || status >= 500
  * timeout per attempt and retries with doubling backoff (a Retry-After of up to a minute is honoured
  * instead).
  */
-export async function politeRequest (url: string, method: 'GET' | 'HEAD' | 'POST', headers: Record<string, string>, limiter: OriginLimiter, politeness: Politeness, body?: string): Promise<Answer> {
+export async function politeRequest (url: string, method: 'GET' | 'HEAD' | 'POST', headers: Record<string, string>, limiter: OriginLimiter, politeness: Politeness, read: BodyRead, body?: string): Promise<Answer> {
   for (let attempt = 0; ; attempt++) {
     let wait = politeness.backoffMs * 2 ** attempt
     try {
       const answer = await limiter.run(async () => {
         const signal = AbortSignal.timeout(politeness.timeoutMs)
         const res = await fetch(url, { method, headers, body, redirect: 'manual', signal })
-        return { status: res.status, headers: res.headers, body: await res.text() }
+        return { status: res.status, headers: res.headers, ...await readBody(res, read) }
       })
       if (!retryable(answer.status) || attempt >= politeness.retries) return answer
       const after = Number(answer.headers.get('retry-after'))
       if (after > 0 && after <= 60) wait = after * 1000
     } catch (err) {
+      // A reader's verdict on the text (a sitemap that does not parse) is final.
+      if (err instanceof ParityInputError) throw err
       const failure = failureOf(err, politeness.timeoutMs)
       // A TLS failure will not mend itself on a retry.
       if (attempt >= politeness.retries || failure.code === 'TLS') throw failure

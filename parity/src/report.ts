@@ -1,6 +1,10 @@
-import { rename, rm, writeFile } from 'node:fs/promises'
-import type { DifferenceKind } from './compare.js'
+import { randomBytes } from 'node:crypto'
+import { constants } from 'node:fs'
+import { open, rename, rm } from 'node:fs/promises'
+import { basename, dirname, join } from 'node:path'
+import type { Difference, DifferenceKind } from './compare.js'
 import { ParityInputError } from './errors.js'
+import type { Cap, Noted } from './notes.js'
 import type { RunResult } from './run.js'
 
 const KIND_TITLES: Record<DifferenceKind, string> = {
@@ -14,12 +18,14 @@ const KIND_TITLES: Record<DifferenceKind, string> = {
   'request-failed': 'request failed'
 }
 
-function byKind (result: RunResult, which: 'differences' | 'allowed'): Map<DifferenceKind, Array<{ target: string, legacy: string, candidate: string }>> {
-  const groups = new Map<DifferenceKind, Array<{ target: string, legacy: string, candidate: string }>>()
+type Example = { target: string } & Difference
+
+function byKind (result: RunResult, which: 'differences' | 'allowed'): Map<DifferenceKind, Example[]> {
+  const groups = new Map<DifferenceKind, Example[]>()
   for (const r of result.results) {
     for (const d of r[which]) {
       const group = groups.get(d.kind) ?? []
-      group.push({ target: labelOf(r), legacy: d.legacy, candidate: d.candidate })
+      group.push({ target: labelOf(r), ...d })
       groups.set(d.kind, group)
     }
   }
@@ -49,15 +55,36 @@ export function summaryTable (result: RunResult, examples: number): string {
     lines.push(`${differing} of ${result.results.length} comparisons differ:`, '', `${'kind'.padEnd(40)} ${'addresses'.padStart(9)}  examples (legacy | candidate)`)
     for (const [kind, group] of groups) {
       lines.push(`${KIND_TITLES[kind].padEnd(40)} ${String(group.length).padStart(9)}`)
-      for (const e of group.slice(0, examples)) lines.push(`    ${e.target}\n      legacy:    ${e.legacy}\n      candidate: ${e.candidate}`)
+      for (const e of group.slice(0, examples)) {
+        lines.push(`    ${e.target}\n      legacy:    ${e.legacy}\n      candidate: ${e.candidate}`)
+        if (e.also !== undefined) lines.push(`      so also:   ${e.also.map((d) => KIND_TITLES[d.kind]).join(', ')}`)
+      }
     }
   }
   const allowed = byKind(result, 'allowed')
   if (allowed.size > 0) {
     lines.push('', `Allowed (deliberate): ${[...allowed].map(([kind, g]) => `${KIND_TITLES[kind]} ${g.length}`).join(', ')}`)
   }
-  lines.push('', `Exit code ${exitCodeOf(result)}.`)
+  lines.push(...notesOf(result), '', `Exit code ${exitCodeOf(result)}.`)
   return lines.join('\n') + '\n'
+}
+
+const CAPS: Record<Cap, string> = {
+  '--max-body': 'pages read only up to --max-body',
+  '--max-sitemap-body': 'sitemaps read only up to --max-sitemap-body',
+  '--sitemap-max': 'sitemaps with more addresses than --sitemap-max'
+}
+
+/** What the run left out: the addresses skipped for their origin, and each cap hit. */
+function notesOf (result: RunResult): string[] {
+  const lines: string[] = []
+  if (result.skipped.count > 0) {
+    lines.push('', `Skipped, on neither site (never fetched; --allow-origin to include an origin): ${result.skipped.count}`, `    ${result.skipped.examples.join(', ')}`)
+  }
+  for (const [flag, noted] of Object.entries(result.capped) as Array<[Cap, Noted]>) {
+    lines.push('', `Cut short, ${CAPS[flag]}: ${noted.count}`, `    ${noted.examples.join(', ')}`)
+  }
+  return lines
 }
 
 export function jsonReport (result: RunResult): string {
@@ -76,7 +103,7 @@ export function junitReport (result: RunResult): string {
   const cases = result.results.map((r) => {
     const head = `    <testcase classname="parity.${r.as === 'member' ? 'member.' : ''}${r.source}" name="${xml(r.target)}"`
     if (r.differences.length === 0) return `${head}/>`
-    const text = r.differences.map((d) => `${d.kind}: legacy ${d.legacy} | candidate ${d.candidate}`).join('\n')
+    const text = r.differences.map((d) => `${d.kind}: legacy ${d.legacy} | candidate ${d.candidate}${d.also === undefined ? '' : ` (so also ${d.also.map((m) => m.kind).join(', ')})`}`).join('\n')
     return `${head}>\n      <failure type="${xml(r.differences.map((d) => d.kind).join(' '))}" message="${xml(text.split('\n')[0])}">${xml(text)}</failure>\n    </testcase>`
   })
   return `<?xml version="1.0" encoding="UTF-8"?>
@@ -88,17 +115,26 @@ ${cases.join('\n')}
 `
 }
 
+// Created, never opened if there: no one can have it write through a link or into a file of theirs.
+const EXCLUSIVE = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW
+
 /**
  * Writes every report to a temporary file beside it, then renames them into place: a reader (or a CI
- * step after a crash) sees a whole report or none.
+ * step after a crash) sees a whole report or none. The temporary name is unpredictable and the file
+ * is created exclusively, so that in a shared folder another user cannot plant a link at it.
  */
-export async function writeReports (files: Array<[string, string]>): Promise<void> {
+export async function writeReports (files: Array<[string, string]>, random = () => randomBytes(12).toString('hex')): Promise<void> {
   const temps: string[] = []
   try {
     for (const [file, text] of files) {
-      const temp = `${file}.${process.pid}.tmp`
+      const temp = join(dirname(file), `.${basename(file)}.${random()}.tmp`)
+      const handle = await open(temp, EXCLUSIVE, 0o666)
       temps.push(temp)
-      await writeFile(temp, text)
+      try {
+        await handle.writeFile(text)
+      } finally {
+        await handle.close()
+      }
     }
     for (const [i, [file]] of files.entries()) await rename(temps[i], file)
   } catch (err) {

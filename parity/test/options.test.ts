@@ -10,7 +10,8 @@ import { cacheabilityOf, compare, observe, phpUrldecode } from '../src/compare.j
 // parameter, headers, HEAD, its allow-list; and the command line's own help and mistakes.
 
 const FAST = ['--rate', '1000', '--concurrency', '8']
-type Result = { target: string, differences: Array<{ kind: string, legacy: string, candidate: string }>, allowed: Array<{ kind: string, rule: string }>, followed?: string }
+type Difference = { kind: string, legacy: string, candidate: string, also?: Difference[] }
+type Result = { target: string, differences: Difference[], allowed: Array<{ kind: string, rule: string }>, followed?: string }
 const results = (file: string) => JSON.parse(readFileSync(file, 'utf8')).results as Result[]
 
 t.test('legacy 5 strips the trailing slash first: expected with --legacy-major 5, a difference otherwise', async (t) => {
@@ -29,8 +30,9 @@ t.test('legacy 5 strips the trailing slash first: expected with --legacy-major 5
   const four = await runCli(['parity', ...site])
   t.equal(four.code, 1)
   const maths = results(json).find((r) => r.target === '/schools/resources/resources/maths/')!
-  t.same(maths.differences.map((d) => d.kind), ['status', 'location', 'back-url'])
-  t.same(maths.differences[1], { kind: 'location', legacy: '/schools/resources/resources/maths', candidate: '/Security/login?{return}' })
+  t.same(maths.differences.map((d) => d.kind), ['status'], 'one cause, once')
+  t.same(maths.differences[0].also?.map((d) => d.kind), ['location', 'back-url'], 'the Location and return address, moot, ride along')
+  t.same(maths.differences[0].also?.[0], { kind: 'location', legacy: '/schools/resources/resources/maths', candidate: '/Security/login?{return}' })
   t.same(results(json).find((r) => r.target === '/schools/resources/resources/maths?x=1')!.differences, [], 'no slash, no canonical redirect')
 
   // The followed address fails: reported, not a crash.
@@ -53,8 +55,9 @@ t.test('public origins, a renamed return parameter, headers, HEAD and the allow-
 
   const unnamed = await runCli(base)
   t.equal(unnamed.code, 1)
-  t.same(results(json)[0].differences.map((d) => d.kind), ['location', 'back-url'], 'the legacy Location is elsewhere, the return parameter unknown')
+  t.same(results(json)[0].differences.map((d) => d.kind), ['location'], 'the legacy Location is elsewhere, the return parameter unknown')
   t.match(results(json)[0].differences[0].legacy, /^https:\/\/www\.example\.org\/Security\/login\?\{return\}$/)
+  t.same(results(json)[0].differences[0].also?.map((d) => d.kind), ['back-url'], 'a return address on one side only is part of the Location\'s difference')
 
   const named = await runCli([...base, '--legacy-public-origin', 'https://www.example.org', '--return-param', 'ReturnTo',
     '--header', 'X-Team: parity', '--candidate-header', 'Authorization: Basic c3RhZ2U6c2VjcmV0', '--legacy-header', 'X-Only: legacy', '--user-agent', 'school-it/1', '--head'])
@@ -73,10 +76,14 @@ t.test('public origins, a renamed return parameter, headers, HEAD and the allow-
   const strict = await runCli([...againstExample, '--no-default-allow'])
   t.equal(strict.code, 1)
   t.match(strict.stdout, /session cookie\s+2\n\s+\/schools\/resources\/resources\/maths\/\n\s+legacy:\s+set\n\s+candidate: none/)
-  const ours = file('ours.txt', '# ours\nsession-cookie path=/schools/resources/resources/e* legacy=set\nsession-cookie path=/schools/resources/resources/m*ths/ candidate=none # maths\n')
+  const ours = file('ours.txt', '# ours\nsession-cookie path=/schools/resources/resources/e* legacy=set\nsession-cookie path=/schools/resources/resources/m*ths/ candidate=none # maths\nsession-cookie as=member\n')
   const team = await runCli([...againstExample, '--no-default-allow', '--allow', ours, '--examples', '0'])
   t.equal(team.code, 0, team.stdout)
   t.same(results(json).map((r) => r.allowed.map((a) => a.rule.replace(/^.*[/\\]/, ''))), [['ours.txt:3'], ['ours.txt:2']])
+  const visitorOnly = await runCli([...againstExample, '--no-default-allow', '--allow', file('member.txt', 'session-cookie as=member\n')])
+  t.equal(visitorOnly.code, 1, 'a rule for members allows nothing a visitor sees')
+  const badAs = await runCli([...againstExample, '--allow', file('as.txt', 'status as=admin\n')])
+  t.match(badAs, { code: 2, stderr: /as\.txt:1: "status as=admin" \(expected <kind> \[path=<glob>\] \[as=visitor\|member\]/ })
 })
 
 t.test('progress: a bar on a terminal, plain lines otherwise', async (t) => {
@@ -139,7 +146,14 @@ t.test('the command line: help, mistakes, and no stack trace ever', async (t) =>
 t.test('what a cache may do, and PHP\'s urldecode', async (t) => {
   const h = (cacheControl?: string, more: Record<string, string> = {}) => new Headers({ ...(cacheControl === undefined ? {} : { 'cache-control': cacheControl }), ...more })
   t.equal(cacheabilityOf(302, h('no-cache, no-store, must-revalidate')), 'none')
-  t.equal(cacheabilityOf(200, h(undefined, { pragma: 'no-cache' })), 'none')
+  t.equal(cacheabilityOf(200, h(undefined, { pragma: 'no-cache' })), 'shared', 'Pragma means nothing in an answer')
+  t.equal(cacheabilityOf(302, h('public, max-age=300', { pragma: 'no-cache' })), 'shared', 'nor beside Cache-Control')
+  const date = 'Sat, 28 Nov 2026 12:00:00 GMT'
+  t.equal(cacheabilityOf(302, h(undefined, { expires: 'Sat, 28 Nov 2026 12:05:00 GMT', date })), 'shared', 'Expires after the answer\'s Date')
+  t.equal(cacheabilityOf(200, h(undefined, { expires: 'Sat, 28 Nov 2026 11:00:00 GMT', date })), 'none', 'Expires before it: none, whatever the status')
+  t.equal(cacheabilityOf(200, h(undefined, { expires: '0' })), 'none', 'Expires not a date: none')
+  t.equal(cacheabilityOf(302, h(undefined, { expires: 'Thu, 01 Jan 1970 00:00:00 GMT' })), 'none', 'in the past, without Date: compared with now')
+  t.equal(cacheabilityOf(302, h('no-cache', { expires: 'Wed, 21 Oct 2037 07:28:00 GMT' })), 'none', 'Cache-Control first: Expires counts only without it')
   t.equal(cacheabilityOf(200, h('private, max-age=60')), 'private')
   t.equal(cacheabilityOf(302, h('max-age=60')), 'shared')
   t.equal(cacheabilityOf(200, h('s-maxage="0"')), 'none')
@@ -150,11 +164,26 @@ t.test('what a cache may do, and PHP\'s urldecode', async (t) => {
   t.equal(phpUrldecode('%2Fa+b%7E'), '/a b~')
   t.equal(phpUrldecode('%E2%82'), '%E2%82', 'a malformed escape stays as written')
   const site = { origins: ['https://www.example.org'], returnParam: 'BackURL', sessionCookies: ['PHPSESSID'] }
-  const at = (location: string) => observe({ status: 302, headers: new Headers({ location }), body: '' }, site)
+  const at = (location: string) => observe({ status: 302, headers: new Headers({ location }), body: '', cut: false }, site)
   t.match(at('https://www.example.org'), { location: '/', locationForm: 'absolute' })
   t.match(at('https://www.example.org.evil.example/x'), { location: 'https://www.example.org.evil.example/x', locationForm: 'absolute' })
   t.match(at('//www.example.org/x'), { locationForm: 'absolute' })
   const plain = { status: 200, location: null, locationForm: 'none' as const, backUrl: null, cacheability: 'none' as const, sessionCookie: false }
   t.same(compare(plain, { ...plain, sessionCookie: true }), [{ kind: 'session-cookie', legacy: 'none', candidate: 'set' }], 'a new session where the legacy site had none')
+  t.same(compare(plain, { ...plain, status: 404 }), [{ kind: 'status', legacy: '200', candidate: '404' }], 'nothing moot: no also')
+  const redirect = { ...plain, status: 302, location: '/Security/login?{return}', locationForm: 'relative' as const, backUrl: '%2Fx' }
+  t.same(compare(plain, redirect), [{
+    kind: 'status',
+    legacy: '200',
+    candidate: '302',
+    also: [{ kind: 'location-form', legacy: 'none', candidate: 'relative' }, { kind: 'location', legacy: '(none)', candidate: '/Security/login?{return}' }, { kind: 'back-url', legacy: '(none)', candidate: '%2Fx' }]
+  }], 'a status difference makes the Location and return address moot')
+  t.same(compare({ ...redirect, location: null, locationForm: 'none', backUrl: null }, { ...redirect, cacheability: 'shared' }).map((d) => [d.kind, d.also?.map((m) => m.kind)]),
+    [['location', ['location-form', 'back-url']], ['cacheability', undefined]], 'a Location on one side only: its form and return address are moot; cacheability stands alone')
+  t.same(compare(redirect, { ...redirect, backUrl: '%2fx' }).map((d) => d.kind), ['back-url-encoding'])
+  // A rolling session's renewal (the value held) is no new session; a new value is.
+  const renewed = (value: string) => observe({ status: 200, headers: new Headers([['set-cookie', `PHPSESSID=${value}; Path=/`], ['set-cookie', 'other=1']]), body: '', cut: false }, site, new Map([['PHPSESSID', 'abc']]))
+  t.equal(renewed('abc').sessionCookie, false)
+  t.equal(renewed('def').sessionCookie, true)
   t.match(at('/Security/login?a=1&BackURL=x&BackURL=y'), { location: '/Security/login?a=1&{return}&BackURL=y', backUrl: 'x', locationForm: 'relative' })
 })

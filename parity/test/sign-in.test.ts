@@ -40,6 +40,8 @@ t.test('signed in to both sites, the addresses are compared a second time as a m
   t.match(noForm.stderr, /cannot sign in to the legacy site: http:\/\/127\.0\.0\.1:\d+\/schools\/resources has no form with a password field \(answered 200\)/)
   const missing = await runCli(args, false, { PARITY_LEGACY_PASSWORD: MEMBER.password })
   t.match(missing, { code: 2, stderr: /signing in needs --legacy-user and --candidate-user, with PARITY_LEGACY_PASSWORD and PARITY_CANDIDATE_PASSWORD set \(candidate is missing\)/ })
+  const cut = await runCli([...args, '--max-body', '20'], false, PASSWORDS)
+  t.match(cut.stderr, /cannot sign in to the legacy site: http:\/\/127\.0\.0\.1:\d+\/Security\/login has no form with a password field \(answered 200, cut at --max-body\)/)
   const badPath = await runCli([...args, '--login-path', 'Security/login'], false, PASSWORDS)
   t.match(badPath.stderr, /--login-path "Security\/login" must be a path/)
 })
@@ -67,4 +69,13 @@ t.test('the login form as a browser fills it', async (t) => {
     body: 'token=a%26b&user=me%40example.org&pw=p+w&go='
   }, 'no action: the page itself; no type: text (an input) or submit (a button)')
   t.equal(fillLoginForm('<form><input type="text" name="q"></form>', 'https://old.example/', { user: 'u', password: 'p' }), undefined)
+  // Read as a browser reads it: a commented-out form is no form, unquoted values count, a form in a form is ignored.
+  const tricky = `<!-- <form action="https://evil.example/"><input type=password name=x></form> --><p>< 3 <3</p>
+<form action=/in><form action=/nested><input type=hidden name=t value=a&amp;b data-x = "y"><input type=email name=e><input type=password name=p /></form>`
+  t.same(fillLoginForm(tricky, 'https://old.example/login', { user: 'u', password: 'p' }), { action: 'https://old.example/in', body: 't=a%26b&e=u&p=p' })
+  t.equal(fillLoginForm('<form><input type="password" name="p"><!-- never closed', 'https://old.example/', { user: 'u', password: 'p' }), undefined, 'an unclosed comment ends the page')
+  t.equal(fillLoginForm('<form><input type="password" name="p" value="', 'https://old.example/', { user: 'u', password: 'p' }), undefined, 'so does an unclosed quote')
+  t.equal(fillLoginForm('<form><input type="password" name="p"', 'https://old.example/', { user: 'u', password: 'p' }), undefined, 'and an unclosed tag')
+  t.equal(fillLoginForm('<form><input type="password" name="p"></form', 'https://old.example/', { user: 'u', password: 'p' }), undefined)
+  t.equal(fillLoginForm('<p>1 <', 'https://old.example/', { user: 'u', password: 'p' }), undefined, 'a page may end in a <')
 })

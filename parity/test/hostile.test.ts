@@ -1,0 +1,221 @@
+import t from 'tap'
+import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { MEMBER, startStandIn } from './legacy-stand-in.js'
+import { runCli, tempDir } from './run-cli.js'
+import { writeReports } from '../src/report.js'
+import { addressKind } from '../src/origins.js'
+
+// The legacy site is not ours: a hostile (or compromised) one gets nothing it was not given, cannot send
+// the checker elsewhere, cannot exhaust it, and cannot have it write through a planted link.
+
+const FAST = ['--rate', '1000', '--concurrency', '8']
+const PASSWORDS = { PARITY_LEGACY_PASSWORD: MEMBER.password, PARITY_CANDIDATE_PASSWORD: 'candidate secret' }
+const STAGING = 'Authorization: Basic c3RhZ2U6c2VjcmV0'
+type Report = { skipped: { count: number, examples: string[] }, capped: Record<string, { count: number, examples: string[] }>, results: Array<{ source: string, target: string }> }
+const report = (file: string) => JSON.parse(readFileSync(file, 'utf8')) as Report
+
+t.test('a login form posting to another origin: refused, and the canary hears nothing', async (t) => {
+  const canary = await startStandIn()
+  t.teardown(canary.close)
+  const legacy = await startStandIn({ hostile: { loginAction: `${canary.origin}/steal` } })
+  t.teardown(legacy.close)
+  const candidate = await startStandIn()
+  t.teardown(candidate.close)
+  const { dir, file } = tempDir(t)
+  const json = join(dir, 'r.json')
+  const args = ['parity', '--legacy', legacy.origin, '--candidate', candidate.origin, '--addresses', file('a.txt', '/schools/resources/'),
+    '--header', STAGING, '--legacy-header', 'X-Legacy-Token: t0ken', '--legacy-user', MEMBER.email, '--candidate-user', MEMBER.email, '--json', json, ...FAST]
+  const run = await runCli(args, false, PASSWORDS)
+  t.equal(run.code, 2)
+  t.match(run.stderr, `\nparity: cannot sign in to the legacy site: its login form posts to ${canary.origin}/steal, which is not ${legacy.origin}; nothing was sent there\n`)
+  t.same(canary.log, [], 'the canary received no request at all: no password, no header, no cookie')
+  t.same(legacy.log.filter((l) => l.method !== 'GET'), [], 'nothing was posted to the legacy site either')
+  t.notOk(existsSync(json), 'no report')
+
+  // The candidate's password goes to the candidate alone, even to a form naming the legacy site.
+  const sly = await startStandIn({ hostile: { loginAction: `${legacy.origin}/Security/LoginForm` } })
+  t.teardown(sly.close)
+  const honest = await startStandIn()
+  t.teardown(honest.close)
+  const crossed = await runCli(['parity', '--legacy', honest.origin, '--candidate', sly.origin, ...args.slice(5)], false, PASSWORDS)
+  t.match(crossed, { code: 2, stderr: new RegExp(`cannot sign in to the candidate site: its login form posts to ${legacy.origin}/Security/LoginForm, which is not ${sly.origin};`) })
+  t.notOk(legacy.log.some((l) => l.method === 'POST'), 'the legacy site got no candidate password')
+  const posted = honest.log.filter((l) => l.method === 'POST')
+  t.equal(posted.length, 1, 'the legacy sign-in went to the legacy site')
+  t.equal(posted[0].headers.authorization, 'Basic c3RhZ2U6c2VjcmV0', '--header goes to the site it was given for')
+
+  // A form on the legacy site's public origin is posted to where it runs, as its sitemap's addresses are.
+  const behindProxy = await startStandIn({ publicOrigin: 'https://www.example.org', hostile: { loginAction: 'https://www.example.org/Security/LoginForm' } })
+  t.teardown(behindProxy.close)
+  const proxied = await runCli(['parity', '--legacy', behindProxy.origin, '--legacy-public-origin', 'https://www.example.org', '--candidate', honest.origin, ...args.slice(5)], false, { ...PASSWORDS, PARITY_CANDIDATE_PASSWORD: MEMBER.password })
+  t.equal(proxied.code, 0, proxied.stderr + proxied.stdout)
+  t.same(behindProxy.log.filter((l) => l.method === 'POST').map((l) => [l.target, l.headers['x-legacy-token']]), [['/Security/LoginForm', 't0ken']])
+  // A form whose action is no address at all.
+  const broken = await startStandIn({ hostile: { loginAction: 'http://[bad' } })
+  t.teardown(broken.close)
+  const brokenRun = await runCli(['parity', '--legacy', broken.origin, '--candidate', honest.origin, ...args.slice(5)], false, PASSWORDS)
+  t.match(brokenRun, { code: 2, stderr: /its login form posts to http:\/\/\[bad, which is not/ })
+})
+
+t.test('inputs naming other origins: skipped and counted, never fetched, unless allowed by name', async (t) => {
+  const canary = await startStandIn()
+  t.teardown(canary.close)
+  const internal = ['http://169.254.169.254/latest/meta-data/', 'http://10.0.0.1/sitemap.xml', 'http://localhost:9/sitemap.xml']
+  const legacy = await startStandIn({
+    hostile: {
+      indexLocs: [`${canary.origin}/sitemap-pages.xml`, ...internal],
+      links: [`${canary.origin}/schools/resources/resources/elsewhere/`, 'http://169.254.169.254/schools/resources/x']
+    }
+  })
+  t.teardown(legacy.close)
+  const candidate = await startStandIn()
+  t.teardown(candidate.close)
+  const { dir, file } = tempDir(t)
+  const json = join(dir, 'r.json')
+  const base = ['parity', '--legacy', legacy.origin, '--candidate', candidate.origin, '--header', STAGING, '--json', json, ...FAST]
+  const sitemap = await runCli([...base, '--sitemap', `${legacy.origin}/sitemap.xml`])
+  t.equal(sitemap.code, 0, sitemap.stderr)
+  t.same(canary.log, [], 'the canary received nothing')
+  t.same(report(json).skipped, { count: 4, examples: [`${canary.origin}/sitemap-pages.xml`, ...internal] })
+  t.match(sitemap.stdout, /Skipped, on neither site \(never fetched; --allow-origin to include an origin\): 4\n {4}http:\/\/127\.0\.0\.1:\d+\/sitemap-pages\.xml, http:\/\/169\.254\.169\.254\/latest\/meta-data\//)
+
+  const crawled = await runCli([...base, '--crawl', '--crawl-depth', '1'])
+  t.equal(crawled.code, 0, crawled.stderr)
+  t.equal(report(json).skipped.count, 2, 'two links under the prefix on other origins')
+  t.same(canary.log, [])
+
+  const addresses = file('a.txt', `${legacy.origin}/schools/resources/\nhttp://169.254.169.254/schools/resources/\nhttps://evil.example/schools/resources/resources/maths/\n${candidate.origin}/schools/resources/resources/english/\n`)
+  const listed = await runCli([...base, '--addresses', addresses])
+  t.equal(listed.code, 0)
+  t.same(report(json).skipped.examples, ['http://169.254.169.254/schools/resources/', 'https://evil.example/schools/resources/resources/maths/'])
+  t.same(report(json).results.map((r) => r.target), ['/schools/resources/', '/schools/resources/resources/english/'], 'on either site: kept')
+  const none = await runCli([...base, '--addresses', file('b.txt', 'https://evil.example/x\n')])
+  t.match(none, { code: 2, stderr: /the inputs hold no address on either site \(1 on other origins, skipped\)/ })
+
+  // Allowed by name: fetched, with the User-Agent alone (no --header, no cookie).
+  const allowed = await runCli([...base, '--sitemap', `${legacy.origin}/sitemap.xml`, '--allow-origin', canary.origin])
+  t.equal(allowed.code, 0, allowed.stderr)
+  t.same(canary.log.map((l) => [l.method, l.target, l.headers.authorization, l.headers.cookie]), [['GET', '/sitemap-pages.xml', undefined, undefined]])
+  t.match(canary.log[0].headers['user-agent'], /^fastify-schools-resources-parity\//)
+  t.equal(report(json).skipped.count, 3)
+})
+
+t.test('--allow-origin inside the network: only when a site given is there too', async (t) => {
+  const legacy = await startStandIn()
+  t.teardown(legacy.close)
+  const { file } = tempDir(t)
+  const base = ['parity', '--legacy', legacy.origin, '--candidate', legacy.origin, '--addresses', file('a.txt', '/schools/resources/'), ...FAST]
+  const refused: Array<[string, string]> = [['http://169.254.169.254', 'link-local'], ['http://10.1.2.3:8080', 'private'], ['http://[fe80::1]', 'link-local'], ['https://[fd00::1]', 'private']]
+  for (const [origin, kind] of refused) {
+    const run = await runCli([...base, '--allow-origin', origin])
+    t.match(run, { code: 2, stderr: `--allow-origin ${origin} is on a ${kind} address, and neither --legacy nor --candidate is` }, origin)
+    t.equal(run.stdout, '')
+  }
+  t.equal(legacy.log.length, 0, 'refused before any request')
+  // The sites run on loopback: loopback may be allowed; so may a public address.
+  for (const origin of ['http://localhost:9', 'http://[::1]:9', 'https://93.184.215.14']) t.equal((await runCli([...base, '--allow-origin', origin])).code, 0, origin)
+  t.match(await runCli([...base, '--allow-origin', 'nope']), { code: 2, stderr: /--allow-origin "nope" is not an origin/ })
+  t.match(await runCli([...base, '--allow-origin', 'http://no-such-host.invalid']), { code: 2, stderr: /--allow-origin http:\/\/no-such-host\.invalid: its host does not resolve \(/ })
+  t.same(['::ffff:10.0.0.1', '100.64.0.1', '0.0.0.0', '::', '8.8.8.8', '2001:db8::1'].map(addressKind), ['private', 'private', 'loopback', 'loopback', undefined, undefined])
+})
+
+t.test('bounded work: a gzip bomb, huge sitemaps, each cap a flag, each hit reported', async (t) => {
+  const legacy = await startStandIn({ hostile: { links: ['/schools/resources/bomb/'] } })
+  t.teardown(legacy.close)
+  const { dir, file } = tempDir(t)
+  const json = join(dir, 'r.json')
+  const addresses = file('a.txt', '/schools/resources/\n')
+  const base = ['parity', '--legacy', legacy.origin, '--candidate', legacy.origin, '--json', json, ...FAST]
+
+  // A page of 1 GB once decompressed: read to --max-body, its links up to there still followed.
+  const bomb = await runCli([...base, '--crawl', '--crawl-depth', '2', '--max-body', '1000000'])
+  t.equal(bomb.code, 0, bomb.stderr)
+  t.same(report(json).capped['--max-body'], { count: 3, examples: [`${legacy.origin}/schools/resources/bomb/`] }, 'crawled, then compared on each side')
+  t.ok(report(json).results.some((r) => r.target === '/schools/resources/bomb/'), 'the bomb\'s own address is compared')
+  t.match(bomb.stdout, /Cut short, pages read only up to --max-body: 3\n {4}http:\/\/127\.0\.0\.1:\d+\/schools\/resources\/bomb\/\n/)
+
+  // A sitemap of 1 GB: read to --max-sitemap-body; what it held up to there is kept.
+  const sitemapBomb = await runCli([...base, '--addresses', addresses, '--sitemap', `${legacy.origin}/bomb.xml`])
+  t.equal(sitemapBomb.code, 0, sitemapBomb.stderr)
+  t.same(report(json).capped, { '--max-sitemap-body': { count: 1, examples: [`${legacy.origin}/bomb.xml`] } })
+  t.match(sitemapBomb.stdout, /Cut short, sitemaps read only up to --max-sitemap-body: 1\n/)
+
+  // 20,000 addresses on an internal host: read, every one skipped.
+  const huge = await runCli([...base, '--addresses', addresses, '--sitemap', `${legacy.origin}/huge-sitemap.xml`])
+  t.equal(huge.code, 0, huge.stderr)
+  t.equal(report(json).skipped.count, 20_000)
+  const capped = await runCli([...base, '--addresses', addresses, '--sitemap', `${legacy.origin}/huge-sitemap.xml`, '--sitemap-max', '100'])
+  t.equal(capped.code, 0)
+  t.same([report(json).skipped.count, report(json).capped['--sitemap-max'].count], [100, 1])
+  // 1 MB of <loc> never closed: refused at the first, not scanned to the end for each.
+  t.match(await runCli([...base, '--sitemap', `${legacy.origin}/open-sitemap.xml`]), { code: 2, stderr: /open-sitemap\.xml does not parse: a <loc> is not closed/ })
+
+  // An index whose sitemaps hold more than --sitemap-max: the rest of one is not read, the next not fetched.
+  const before = legacy.log.length
+  const sitemaps = ['sitemap-pages', 'huge-sitemap', 'sitemap-pages'].map((name) => `<sitemap><loc>${legacy.origin}/${name}.xml</loc></sitemap>`).join('')
+  const index = await runCli([...base, '--sitemap', file('index.xml', `<sitemapindex>${sitemaps}</sitemapindex>`), '--sitemap-max', '100'])
+  t.equal(index.code, 0, index.stderr)
+  t.same(report(json).capped['--sitemap-max'], { count: 2, examples: [`${legacy.origin}/huge-sitemap.xml`, `${legacy.origin}/sitemap-pages.xml`] })
+  t.same([report(json).results.length, report(json).skipped.count], [1, 99])
+  t.same(legacy.log.slice(before).map((l) => l.target).filter((p) => p.endsWith('.xml')), ['/sitemap-pages.xml', '/huge-sitemap.xml'])
+  const longIndex = await runCli([...base, '--sitemap', file('index.xml', `<sitemapindex>${sitemaps}</sitemapindex>`), '--sitemap-max', '2'])
+  t.same([longIndex.code, report(json).capped['--sitemap-max'].examples], [0, [join(dir, 'index.xml'), `${legacy.origin}/huge-sitemap.xml`]], 'the index\'s own list is bounded too')
+
+  for (const [flag, value] of [['--max-body', '0'], ['--max-sitemap-body', 'lots'], ['--sitemap-max', '1.5']]) {
+    t.match(await runCli([...base, '--addresses', addresses, flag, value]), { code: 2, stderr: new RegExp(`${flag} "${value.replace('.', '\\.')}" must be a (?:whole )?number of at least 1`) })
+  }
+})
+
+t.test('sitemap files: read in one pass, whatever falls across a chunk', async (t) => {
+  const legacy = await startStandIn()
+  t.teardown(legacy.close)
+  const { dir, file } = tempDir(t)
+  const json = join(dir, 'r.json')
+  const base = ['parity', '--legacy', legacy.origin, '--candidate', legacy.origin, '--json', json, ...FAST]
+  const loc = (path: string) => `<url><loc>${legacy.origin}${path}</loc></url>`
+  // A file is read 64 KiB at a time: a comment, a tag and a <loc> each cut across a chunk.
+  const chunk = 64 * 1024
+  const pad = (text: string, at: number) => text + ' '.repeat(at - text.length)
+  const head = '<?xml version="1.0"?><urlset>'
+  let xml = pad(head, chunk - 10) + `<!-- ${'-'.repeat(100)} > -->` + loc('/a/')
+  xml = pad(xml, 2 * chunk - 3) + loc('/b/')
+  xml = pad(xml, 3 * chunk - 20) + loc('/c/') + '<loc/></urlset>'
+  const across = await runCli([...base, '--sitemap', file('across.xml', xml)])
+  t.equal(across.code, 0, across.stderr)
+  t.same(report(json).results.map((r) => r.target), ['/a/', '/b/', '/c/'])
+  const comment = await runCli([...base, '--sitemap', file('comment.xml', `${head}<!-- ${'x'.repeat(3 * chunk)} -->${loc('/d/')}</urlset>`)])
+  t.same([comment.code, report(json).results.map((r) => r.target)], [0, ['/d/']], 'a comment longer than a chunk')
+  const cut = await runCli([...base, '--sitemap', file('cut.xml', `${head}${loc('/e/')}${' '.repeat(1000)}${loc('/f/')}</urlset>`), '--max-sitemap-body', '500'])
+  t.same([cut.code, report(json).results.map((r) => r.target), report(json).capped['--max-sitemap-body'].count], [0, ['/e/'], 1])
+  const full = await runCli([...base, '--sitemap', file('full.xml', `${head}${loc('/g/')}${loc('/h/')}</urlset>`), '--sitemap-max', '1'])
+  t.same([full.code, report(json).results.map((r) => r.target), report(json).capped['--sitemap-max'].count], [0, ['/g/'], 1])
+  const bad: Array<[string, RegExp]> = [
+    [`${head}<loc>http://a/${'x'.repeat(3000)}</loc></urlset>`, /a <loc> is longer than 2048 characters/],
+    [`${head}<url ${'x'.repeat(5000)}`, /a tag is longer than 4096 characters/],
+    ['<loc>http://a/</loc><urlset>', /no <urlset> or <sitemapindex> element, or it is not closed/],
+    ['<urlset></urlset><loc>http://a/', /a <loc> is not closed/]
+  ]
+  for (const [text, message] of bad) t.match(await runCli([...base, '--sitemap', file('bad.xml', text)]), { code: 2, stderr: message })
+})
+
+t.test('reports: an unpredictable temporary name, created exclusively, never through a link', async (t) => {
+  const { dir } = tempDir(t)
+  const victim = join(dir, 'victim.txt')
+  writeFileSync(victim, 'the runner\'s own file\n')
+  const report = join(dir, 'r.json')
+  // The name a shared folder's other user would plant a link at, had it been predictable.
+  symlinkSync(victim, join(dir, '.r.json.0123456789abcdef.tmp'))
+  await t.rejects(writeReports([[report, '{}\n']], () => '0123456789abcdef'), { name: 'ParityInputError', message: /cannot write the report: EEXIST/ })
+  t.equal(readFileSync(victim, 'utf8'), 'the runner\'s own file\n', 'the link\'s target is not written')
+  t.notOk(existsSync(report))
+  // The old predictable name (<file>.<pid>.tmp) is not used any more; a dangling link there changes nothing.
+  symlinkSync(victim, `${report}.${process.pid}.tmp`)
+  await writeReports([[report, '{"ok":true}\n']])
+  t.equal(readFileSync(report, 'utf8'), '{"ok":true}\n')
+  t.equal(readFileSync(victim, 'utf8'), 'the runner\'s own file\n')
+  // A second report that cannot be written: the first is not left half done, and no temporary file stays.
+  mkdirSync(join(dir, 'sub'))
+  await t.rejects(writeReports([[join(dir, 'sub', 'a.json'), '1'], [join(dir, 'missing', 'b.json'), '2']]), { message: /ENOENT/ })
+  t.same(readdirSync(join(dir, 'sub')), [], 'neither the report nor its temporary file')
+})
