@@ -15,6 +15,8 @@ export interface ParityOptions {
   crawl?: CrawlBounds
   variants: boolean
   prefix: string
+  /** The User-Agent: all an `--allow-origin` is sent. */
+  userAgent: string
   legacyHeaders: Record<string, string>
   candidateHeaders: Record<string, string>
   legacyReturnParam: string
@@ -213,6 +215,7 @@ export function parseParityArgs (argv: string[], env: Record<string, string | un
     crawl: values.crawl ? { depth: count(values['crawl-depth'], 'crawl-depth', 0), max: count(values['crawl-max'], 'crawl-max', 1) } : undefined,
     variants: values.variants,
     prefix: values.prefix,
+    userAgent: values['user-agent'],
     legacyHeaders: { ...userAgent, ...both, ...headers(values['legacy-header'], 'legacy-header') },
     candidateHeaders: { ...userAgent, ...both, ...headers(values['candidate-header'], 'candidate-header') },
     legacyReturnParam: values['legacy-return-param'],

@@ -64,7 +64,7 @@ class Fetcher {
   readonly #headers: Record<SiteName, Record<string, string>>
   requests = 0
   constructor (private readonly options: ParityOptions, private readonly notes: Notes) {
-    this.#headers = { legacy: options.legacyHeaders, candidate: options.candidateHeaders, other: { 'user-agent': options.legacyHeaders['user-agent'] } }
+    this.#headers = { legacy: options.legacyHeaders, candidate: options.candidateHeaders, other: { 'user-agent': options.userAgent } }
   }
 
   /** `target` (a path) on one of the two sites. */

@@ -73,7 +73,7 @@ t.test('inputs naming other origins: skipped and counted, never fetched, unless 
   t.teardown(candidate.close)
   const { dir, file } = tempDir(t)
   const json = join(dir, 'r.json')
-  const base = ['parity', '--legacy', legacy.origin, '--candidate', candidate.origin, '--header', STAGING, '--json', json, ...FAST]
+  const base = ['parity', '--legacy', legacy.origin, '--candidate', candidate.origin, '--header', STAGING, '--legacy-header', 'User-Agent: legacy-only', '--json', json, ...FAST]
   const sitemap = await runCli([...base, '--sitemap', `${legacy.origin}/sitemap.xml`])
   t.equal(sitemap.code, 0, sitemap.stderr)
   t.same(canary.log, [], 'the canary received nothing')
@@ -97,7 +97,7 @@ t.test('inputs naming other origins: skipped and counted, never fetched, unless 
   const allowed = await runCli([...base, '--sitemap', `${legacy.origin}/sitemap.xml`, '--allow-origin', canary.origin])
   t.equal(allowed.code, 0, allowed.stderr)
   t.same(canary.log.map((l) => [l.method, l.target, l.headers.authorization, l.headers.cookie]), [['GET', '/sitemap-pages.xml', undefined, undefined]])
-  t.match(canary.log[0].headers['user-agent'], /^fastify-schools-resources-parity\//)
+  t.match(canary.log[0].headers['user-agent'], /^fastify-schools-resources-parity\//, 'the User-Agent of --user-agent, not a header given for a site')
   t.equal(report(json).skipped.count, 3)
 })
 

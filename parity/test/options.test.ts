@@ -104,6 +104,7 @@ t.test('the command line: help, mistakes, and no stack trace ever', async (t) =>
   t.same([help.code, help.stderr], [0, ''])
   t.match(help.stdout, /parity\s+compare a legacy site/)
   t.match((await runCli(['parity', '-h'])).stdout, /--legacy-major <4\|5>[\s\S]*--rate <n>\s+requests started per second \(default 10\)/)
+  t.match((await runCli(['parity', '-h'])).stdout, /--allow-origin <origin>[\s\S]*--max-body <bytes>\s+of a page, after decompression \(default 10485760, 10 MB\)\n\s+--max-sitemap-body <bytes>[\s\S]*--sitemap-max <n>[^\n]*\(default 50000\)/)
   t.match(await runCli([]), { code: 2, stderr: /^No command given\./ })
   t.match(await runCli(['compare']), { code: 2, stderr: /^Unknown command "compare"\./ })
   const ok = ['--legacy', 'http://a.example', '--candidate', 'http://b.example', '--crawl']
