@@ -11,7 +11,7 @@ export interface Credentials {
 /** The cookies a site set, by name, as a browser keeps them for one origin. */
 export type CookieJar = Map<string, string>
 
-export function keepCookies (jar: CookieJar, headers: Headers): void {
+function keepCookies (jar: CookieJar, headers: Headers): void {
   for (const cookie of headers.getSetCookie()) {
     const [pair, ...attributes] = cookie.split(';')
     const eq = pair.indexOf('=')
