@@ -11,7 +11,7 @@ import schoolsResources, {
 } from 'fastify-schools-resources'
 import { RedisAttemptStore, RedisSessionStore, type RedisCommandClient } from 'fastify-schools-resources/redis'
 import { demoCatalog, demoFiles } from './demo-catalog.js'
-import { demoDirectory, HASH_THREADS, type DemoAccount } from './demo-member.js'
+import { demoDirectory, PASSWORD_CHECKS_AT_ONCE, type DemoAccount } from './demo-member.js'
 import { registerSessionPlugin, type SessionPluginSetting } from './session-plugin.js'
 import { auditLog } from './audit-log.js'
 import { registerMetrics } from './metrics.js'
@@ -104,9 +104,9 @@ export async function buildApp (config: ExampleConfig): Promise<FastifyInstance>
     // leaver or a removed group takes effect at once (docs/sign-in.md#findmember).
     findMember,
     // The sign-in limits keep the section's defaults, chosen for a school whose staff all sign in from
-    // one address (docs/example-server.md). The hashes run on threads of the example's own, one per
-    // check allowed at once (examples/demo-member.ts), so the line allows as many as there are threads.
-    passwordChecks: { concurrent: HASH_THREADS },
+    // one address (docs/example-server.md). The password checks (scrypt on libuv's thread pool) run two
+    // at once, so that a burst of sign-ins leaves the pool's other threads to the downloads.
+    passwordChecks: { concurrent: PASSWORD_CHECKS_AT_ONCE },
     baseUrl: config.baseUrl,
     siteName: 'Riverside School',
     // Every anonymous visitor to a category raises the redirect-conflict warning (the legacy behaviour);

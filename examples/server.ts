@@ -1,5 +1,3 @@
-// First, before anything else is loaded: see the file.
-import './next-tick-shape.js'
 import { randomBytes } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'

@@ -1,76 +1,45 @@
 import t from 'tap'
-import { readdirSync, readFileSync } from 'node:fs'
-import { HASH_NICE, HASH_THREADS, Hashers, hashPassword, verifyPassword } from '../examples/demo-member.js'
+import { randomBytes, scryptSync } from 'node:crypto'
+import { demoDirectory, hashPassword, verifyPassword } from '../examples/demo-member.js'
+import { readSettings } from '../examples/settings.js'
 
-// The example hashes passwords on threads of its own, below the event loop's priority (issue 19: in
-// the spray bench the hashes on libuv's pool took CPU from the event loop and the file reads).
+// The example checks passwords with node:crypto's scrypt on libuv's thread pool, at a cost whose buffer
+// (just over 32 MiB) node:crypto refuses under its default memory limit: the example raises the limit.
 
-function niceOf (tid: string): number {
-  const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8')
-  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16])
-}
-
-/**
- * How far below the main thread's priority each of this process's threads runs that runs below it. Only
- * the hashing threads lower themselves: libuv's pool and a TypeScript loader's worker keep the process's
- * priority. (Thread names differ between Node lines: WorkerThread on 24, not on 22.)
- */
-function loweredThreads (): number[] {
-  const main = niceOf(String(process.pid))
-  const nice: number[] = []
-  for (const tid of readdirSync('/proc/self/task')) {
-    // A thread that stopped since the directory was read (an idle hashing thread) is gone: not counted.
-    let own: number
-    try {
-      own = niceOf(tid)
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT' || (err as NodeJS.ErrnoException).code === 'ESRCH') continue
-      throw err
-    }
-    if (own > main) nice.push(own - main)
-  }
-  return nice
-}
-
-const linux = { skip: process.platform !== 'linux' && 'Linux: /proc' }
-
-t.test('start-up hashes run on libuv\'s pool: no hashing thread before the first check', linux, async (t) => {
-  // First in this file: nothing here has checked a password yet.
-  await hashPassword('the demo account\'s password')
-  t.same(loweredThreads(), [], 'no thread below the main thread\'s priority')
+t.test('a hash made with other parameters still verifies: they travel with the hash', async (t) => {
+  const salt = randomBytes(16)
+  const key = scryptSync('old password', salt, 32, { N: 1024, r: 8, p: 1 })
+  const stored = ['scrypt', 1024, 8, 1, salt.toString('base64'), key.toString('base64')].join('$')
+  t.equal(await verifyPassword('old password', stored), true)
+  t.equal(await verifyPassword('old passwords', stored), false)
 })
 
-t.test('threads start when checks need them and stop when idle', linux, async (t) => {
-  const hashers = new Hashers(100)
-  const before = loweredThreads().length
-  const salt = Buffer.from('salt')
-  const keys = await Promise.all(Array.from({ length: 4 }, () => hashers.hash('pw', salt, 16, { N: 1024 })))
-  t.equal(new Set(keys.map((k) => k.toString('hex'))).size, 1, 'four checks answered alike')
-  t.equal(loweredThreads().length - before, HASH_THREADS, `${HASH_THREADS} threads for four checks at once`)
-  const deadline = Date.now() + 5000
-  while (loweredThreads().length > before && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50))
-  t.equal(loweredThreads().length, before, 'both stopped after 100 ms without work')
-  t.same(await hashers.hash('pw', salt, 16, { N: 1024 }), keys[0], 'a later check starts a thread again')
-})
-
-t.test('hashes check as before: the right password, a wrong one, a broken hash', async (t) => {
-  const stored = await hashPassword('correct horse battery staple')
-  t.match(stored, /^scrypt\$16384\$8\$1\$[^$]+\$[^$]+$/, 'the parameters travel with the hash')
-  t.equal(await verifyPassword('correct horse battery staple', stored), true)
-  t.equal(await verifyPassword('wrong', stored), false)
-  await t.rejects(verifyPassword('x', 'md5$abc'), { message: 'unknown password hash format' })
-  // Parameters scrypt refuses (N not a power of two): the thread answers with the error, and lives on.
-  await t.rejects(verifyPassword('x', 'scrypt$1000$8$1$c2FsdA==$aGFzaA=='), /N|Invalid|invalid/)
-  t.equal(await verifyPassword('correct horse battery staple', stored), true, 'the next check is answered')
-})
-
-t.test('many at once run on HASH_THREADS threads, each at a lower priority than the process', linux, async (t) => {
+t.test('parameters scrypt refuses are an error for that check only', async (t) => {
+  // N not a power of two.
+  await t.rejects(verifyPassword('x', 'scrypt$1000$8$1$c2FsdA==$aGFzaA=='), { code: 'ERR_CRYPTO_INVALID_SCRYPT_PARAMS' })
+  // More memory than the example allows (N=2^20, r=8: 1 GiB).
+  await t.rejects(verifyPassword('x', 'scrypt$1048576$8$1$c2FsdA==$aGFzaA=='), { code: 'ERR_CRYPTO_INVALID_SCRYPT_PARAMS' })
   const stored = await hashPassword('pw')
-  const answers = await Promise.all(Array.from({ length: 6 }, (_, i) => verifyPassword(i % 2 === 0 ? 'pw' : 'no', stored)))
-  t.same(answers, [true, false, true, false, true, false], 'every check answered, in its own order')
-  const lowered = loweredThreads()
-  t.equal(lowered.length, HASH_THREADS, `${HASH_THREADS} hashing threads, no more, below the main thread's priority`)
-  // HASH_NICE more than the process's nice, at most 19.
-  const expected = Math.min(19, niceOf(String(process.pid)) + HASH_NICE) - niceOf(String(process.pid))
-  t.same(lowered, lowered.map(() => expected), `each ${expected} below the main thread`)
+  t.equal(await verifyPassword('pw', stored), true, 'the next check is answered')
+})
+
+t.test('checks at once are each answered, in their own order', async (t) => {
+  const stored = await hashPassword('pw')
+  const answers = await Promise.all(Array.from({ length: 4 }, (_, i) => verifyPassword(i % 2 === 0 ? 'pw' : 'no', stored)))
+  t.same(answers, [true, false, true, false])
+})
+
+t.test('the default demo passwords come with their hashes, at today\'s cost; others are hashed at start', async (t) => {
+  const { demoEmail, demoPassword, demoParentEmail, demoParentPassword } = readSettings({})
+  const cost = (stored: string) => stored.split('$').slice(0, 4).join('$')
+  const today = cost(await hashPassword('x'))
+  const { members, authenticate } = await demoDirectory({ email: demoEmail, password: demoPassword }, { email: demoParentEmail, password: demoParentPassword })
+  t.same(members.map((m) => cost(m.passwordHash)), [today, today])
+  t.equal((await authenticate({ email: demoEmail, password: demoPassword }))?.id, 'demo-teacher')
+  t.equal((await authenticate({ email: demoParentEmail, password: demoParentPassword }))?.id, 'demo-parent')
+  t.equal(await authenticate({ email: demoEmail, password: demoParentPassword }), null, 'each hash is its own password\'s')
+  t.equal(await authenticate({ email: 'nobody@example.org', password: demoPassword }), null)
+  const own = await demoDirectory({ email: 'me@school.test', password: 'a password of our own' })
+  t.equal(cost(own.members[0].passwordHash), today)
+  t.equal((await own.authenticate({ email: 'me@school.test', password: 'a password of our own' }))?.id, 'demo-teacher')
 })

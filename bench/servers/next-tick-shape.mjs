@@ -1,6 +1,7 @@
-// The example server loads examples/next-tick-shape.ts before anything else (examples/server.ts); ours.mjs
-// stands in for it, so it imports this first, which loads that file from the build measured when the
-// build has one (older builds run as their own server ran). `dist`: that build's dist/, for ours.mjs.
+// Builds before issue 35 load examples/next-tick-shape.ts before anything else in their example server
+// (a tick object kept alive). ours.mjs stands in for that server, so it imports this first, which loads
+// the file when the build measured has it: each build runs as its own server ran (delete
+// dist/examples/next-tick-shape.js from an old build to measure it without). `dist`: for ours.mjs.
 import { existsSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 

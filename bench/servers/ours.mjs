@@ -2,7 +2,7 @@
 // memory store the runner can count over IPC. Start-up hashes the demo password with scrypt.
 // OURS_VARIANT: the same server without what later steps of the signed-in breakdown add
 // (bench/lib/servers.mjs BREAKDOWN); OURS_DIST: another build of this repository (--extra name=dir).
-// First, as in examples/server.ts (see bench/servers/next-tick-shape.mjs).
+// First, as older builds' examples/server.ts loaded it (bench/servers/next-tick-shape.mjs).
 import { dist } from './next-tick-shape.mjs'
 import { monitorEventLoopDelay } from 'node:perf_hooks'
 import fastifySession from '@fastify/session'
@@ -10,7 +10,8 @@ import escapeHtml from 'escape-html'
 import { answerStats, baseUrl, host, member, port, ready, secret, smallPage } from './common.mjs'
 
 const { buildApp } = await import(`${dist}/examples/app.js`)
-const { HASH_THREADS } = await import(`${dist}/examples/demo-member.js`)
+// How many password checks the example runs at once (named HASH_THREADS in builds before issue 35).
+const { PASSWORD_CHECKS_AT_ONCE, HASH_THREADS } = await import(`${dist}/examples/demo-member.js`)
 
 // The reference's small page, rendered through the section's views (escaped as a view must).
 const smallPageViews = {
@@ -43,9 +44,7 @@ const app = await buildApp({
     // password spray (OURS_LIMITS=example), which measures the example's own limits.
     ...(process.env.OURS_LIMITS === 'example' ? {} : { loginRateLimit: false }),
     // OURS_PASSWORD_WAITING (the spray's --spray-waiting): a longer or shorter password line than the example's.
-    ...(process.env.OURS_PASSWORD_WAITING === undefined ? {} : { passwordChecks: { concurrent: HASH_THREADS, waiting: Number(process.env.OURS_PASSWORD_WAITING) } }),
-    // OURS_CONFLICT_LOG=each: the plugin's default conflict log instead of the example's summary.
-    ...(process.env.OURS_CONFLICT_LOG === 'each' ? { conflictLog: 'each' } : {}),
+    ...(process.env.OURS_PASSWORD_WAITING === undefined ? {} : { passwordChecks: { concurrent: PASSWORD_CHECKS_AT_ONCE ?? HASH_THREADS, waiting: Number(process.env.OURS_PASSWORD_WAITING) } }),
     ...VARIANTS[variant]
   },
   logger: { level: process.env.LOG_LEVEL ?? 'info' }
