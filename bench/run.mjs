@@ -40,7 +40,7 @@ async function main () {
   if (wrk === undefined) throw new Error('wrk is not installed (Debian: apt-get install -y wrk)')
   if (!existsSync(join(root, 'dist', 'examples', 'app.js'))) throw new Error('dist/ is missing: run `npm run build` first (`npm run bench` does)')
 
-  let servers = benchServers({ root, breakdown: !options.skip.has('breakdown'), eachVariant: options.eachVariant, extras: options.extras })
+  let servers = benchServers({ root, breakdown: !options.skip.has('breakdown'), extras: options.extras })
   if (options.only !== undefined) {
     const unknown = options.only.filter((name) => !servers.some((s) => s.name === name))
     if (unknown.length > 0) throw new Error(`--only: no server named ${unknown.join(', ')}`)

@@ -5,7 +5,7 @@ export const HELP = `Usage: node bench/run.mjs [options]      (npm run bench -- 
 
 Measures our example server (examples/app.ts as \`npm start\` runs it) against bare Fastify, Fastify +
 @fastify/session and Express 5, checks every server's answers before and after each measurement, and
-writes docs/performance.md, docs/performance-chart.svg and docs/performance.json.
+writes docs/performance.md (and the run's data, bench/results/performance.json).
 
   --quick                 smoke run: 1 round, 2 s per server (1 s warm-up), 50,000-request flood
   --rounds N              interleaved rounds (default 3; quick 1)
@@ -15,22 +15,21 @@ writes docs/performance.md, docs/performance-chart.svg and docs/performance.json
   --memory-requests N     anonymous requests in the flood (default 1,000,000; quick 50,000)
   --only a,b              only these servers: limit, reference, express, fastify-full,
                           express-full, floor, ours, ours-small-page, ours-no-headers,
-                          ours-no-csrf, ours-each, and --extra names
+                          ours-no-csrf, and --extra names
   --skip a,b              leave out parts: throughput, breakdown, memory, login, spray
   --scenarios a,b         only these scenarios: anonymous, signed-in
   --extra name=dir        also measure the example server of another build (bench/build-before.sh),
                           started with that build's own npm-start flags; repeatable
-  --each-variant          also measure ours with Node printing and the plugin logging every warning
   --log-level LEVEL       our server's log level (default warn; the peers log at warn)
   --spray-connections N   the spray's connections per attacking address (default 2: 100 in all)
   --spray-waiting N       our server's password line: sign-ins that may wait (passwordChecks.waiting,
                           0 for none; default the example's own: the section's, 10 s of checks)
-  --name NAME             write bench/results/NAME.{md,json} and NAME-chart.svg instead of docs/
-  --from-json FILE        render the report again from a saved run (docs/performance.json), no measuring
+  --name NAME             write bench/results/NAME.{md,json} instead of docs/performance.md
+  --from-json FILE        render the report again from a saved run (bench/results/*.json), no measuring
   -h, --help              this text`
 
-/** One `--extra name=dir` (bench/run.mjs, instructions.mjs, time-split.mjs): another build to measure. */
-export function parseExtra (e) {
+/** One `--extra name=dir`: another build to measure. */
+function parseExtra (e) {
   const i = e.indexOf('=')
   if (i < 1) throw new Error(`--extra takes name=dir, got ${e}`)
   return { name: e.slice(0, i), dir: e.slice(i + 1) }
@@ -53,7 +52,6 @@ export function parseFlags (argv) {
       skip: { type: 'string' },
       scenarios: { type: 'string' },
       extra: { type: 'string', multiple: true, default: [] },
-      'each-variant': { type: 'boolean', default: false },
       'log-level': { type: 'string', default: 'warn' },
       'spray-connections': { type: 'string', default: '2' },
       'spray-waiting': { type: 'string' },
@@ -87,7 +85,6 @@ export function parseFlags (argv) {
     skip: new Set(list('skip', ['throughput', 'breakdown', 'memory', 'login', 'spray'])),
     scenarios: list('scenarios', ['anonymous', 'signed-in']),
     extras: values.extra.map(parseExtra),
-    eachVariant: values['each-variant'],
     logLevel: values['log-level'],
     sprayConnections: number('spray-connections'),
     // 0 is a line with no waiting places, which number() would refuse.

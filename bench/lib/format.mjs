@@ -13,7 +13,3 @@ export function percent (x) {
 export function log (...args) {
   console.log(`[${new Date().toISOString().slice(11, 19)}]`, ...args)
 }
-
-export function escapeXml (s) {
-  return String(s).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;')
-}

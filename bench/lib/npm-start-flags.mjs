@@ -1,5 +1,5 @@
 // Node's flags as a build's `npm start` runs the example server (`... && node <flags> dist/examples/server.js`),
-// read from its package.json, so that the bench and the profiler run the server exactly as users do.
+// read from its package.json, so that the bench runs the server exactly as users do.
 // test/helpers/example-server.ts reads them the same way for the tests.
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -7,7 +7,7 @@ import { join } from 'node:path'
 function startCommand (packageDir) {
   const start = JSON.parse(readFileSync(join(packageDir, 'package.json'), 'utf8')).scripts.start
   const words = start.split('&&').pop().trim().split(/\s+/)
-  // Leading NAME=value words are the environment npm start gives the server (MALLOC_MMAP_THRESHOLD_).
+  // Leading NAME=value words are the environment npm start gives the server (older builds: MALLOC_MMAP_THRESHOLD_).
   let count = 0
   while (/^[A-Z_]+=/.test(words[count])) count++
   const assignments = words.slice(0, count)

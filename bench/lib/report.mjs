@@ -1,8 +1,7 @@
 // The report of a run: Markdown (docs/performance.md between its generated-part markers, keeping the
-// hand-written part), the SVG chart and the run's data as JSON (which --from-json renders again).
+// hand-written part) and the run's data as JSON (which --from-json renders again; not in git).
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
-import { dirname, join, relative } from 'node:path'
-import { svgChart } from './chart.mjs'
+import { dirname, join } from 'node:path'
 import { fmt, percent } from './format.mjs'
 import { breakdown, summarise } from './stats.mjs'
 import { judgeTargets } from './targets.mjs'
@@ -11,13 +10,12 @@ export const START_MARKER = '<!-- bench:generated:start (written by bench/run.mj
 export const END_MARKER = '<!-- bench:generated:end -->'
 
 /**
- * Where a run's report goes: docs/performance.{md,json} and docs/performance-chart.svg, or with a name
- * bench/results/<name>.{md,json} and <name>-chart.svg, for runs that should not replace the published figures.
+ * Where a run's report goes: docs/performance.md and bench/results/performance.json, or with a name
+ * bench/results/<name>.{md,json}, for runs that should not replace the published figures.
  */
 export function reportPaths (root, name) {
-  const dir = name === undefined ? join(root, 'docs') : join(root, 'bench', 'results')
-  const base = name ?? 'performance'
-  return { markdown: join(dir, `${base}.md`), json: join(dir, `${base}.json`), chart: join(dir, `${base}-chart.svg`) }
+  const results = join(root, 'bench', 'results')
+  return { markdown: name === undefined ? join(root, 'docs', 'performance.md') : join(results, `${name}.md`), json: join(results, `${name ?? 'performance'}.json`) }
 }
 
 /** The run as saved: what was measured and with what (server labels included, so that it renders alone). */
@@ -33,15 +31,13 @@ export function runData ({ meta, servers, scenarios, records, memory, login, spr
   }
 }
 
-/** Writes the three files and resolves to the Markdown of the generated part. */
+/** Writes the two files and resolves to the Markdown of the generated part. */
 export function writeReport (data, paths) {
   const rows = summarise(data.records, data.servers, data.scenarios)
   const { steps, gapUs, referenceUs } = breakdown(rows)
-  mkdirSync(dirname(paths.markdown), { recursive: true })
+  for (const path of Object.values(paths)) mkdirSync(dirname(path), { recursive: true })
   writeFileSync(paths.json, JSON.stringify({ ...data, rows }, null, 2) + '\n')
-  if (rows.length > 0) writeFileSync(paths.chart, svgChart({ meta: data.meta, servers: data.servers, scenarios: data.scenarios, rows, steps, referenceUs }))
-  const chartLink = relative(dirname(paths.markdown), paths.chart)
-  const generated = markdown({ ...data, rows, steps, gapUs, referenceUs, chartLink: rows.length > 0 ? chartLink : undefined })
+  const generated = markdown({ ...data, rows, steps, gapUs, referenceUs })
   writeFileSync(paths.markdown, keepHandWritten(paths.markdown, generated))
   return generated
 }
@@ -62,7 +58,7 @@ function digitsNear (t) {
   return t.min !== undefined && Math.abs(t.figure - t.min) < 0.005 ? 3 : 2
 }
 
-function markdown ({ meta, servers, scenarios, rows, memory, login, spray, steps, gapUs, referenceUs, chartLink }) {
+function markdown ({ meta, servers, scenarios, rows, memory, login, spray, steps, gapUs, referenceUs }) {
   const label = (name) => servers.find((s) => s.name === name)?.label ?? name
   // Ours and the other builds of it (--extra), judged and compared alike.
   const builds = ['ours', ...servers.filter((s) => s.extra).map((s) => s.name)]
@@ -114,10 +110,6 @@ function markdown ({ meta, servers, scenarios, rows, memory, login, spray, steps
     for (const r of mine) {
       out.push(`| ${label(r.server)} | ${fmt(r.rps, 0)} | ${fmt(r.cpuUsPerReq, 1)} | ${fmt(r.p99Ms, 2)} | ${fmt(r.bytesPerResponse, 0)} | ${fmt(r.rssAfterStartMiB, 1)} | ${fmt(r.peakRssMiB, 1)} | ${fmt(r.vs.limit?.cpu, 2)} | ${fmt(r.vs.reference?.cpu, 2)} | ${fmt(r.vs.express?.cpu, 2)} | ${fmt(r.vs['fastify-full']?.cpu, 2)} | ${fmt(r.vs['express-full']?.cpu, 2)} | ${fmt(r.vs.limit?.rps, 2)} | ${r.cpuPerRound.join(', ')} |`)
     }
-    out.push('')
-  }
-  if (chartLink !== undefined) {
-    out.push(`![Capacity against bare Fastify per scenario, with the targets; the signed-in breakdown](${chartLink})`)
     out.push('')
   }
 
@@ -190,7 +182,7 @@ function memorySection ({ meta, memory, label }) {
 function loginSection (login) {
   if (login === undefined) return []
   return ['### Login', '',
-    `scrypt (N=16384, r=8, p=1, on libuv's thread pool): ${fmt(login.loginMedianMs, 1)} ms per login (median of ${login.loginsTimed}, one at a time), ${fmt(login.loginCpuMsPerLogin, 1)} ms of server CPU per login. With ${login.concurrentLogins} clients signing in continuously (${fmt(login.loginsPerSecondDuringProbe, 1)} logins/s; server not pinned for this part), a probe sending one anonymous request at a time got ${fmt(login.probeDuringLogins.count, 0)} answers, p50 ${fmt(login.probeDuringLogins.p50Ms, 2)} ms, p99 ${fmt(login.probeDuringLogins.p99Ms, 2)} ms, max ${fmt(login.probeDuringLogins.maxMs, 1)} ms (without logins: ${fmt(login.probeBaseline.count, 0)} answers, p50 ${fmt(login.probeBaseline.p50Ms, 2)} ms, p99 ${fmt(login.probeBaseline.p99Ms, 2)} ms, max ${fmt(login.probeBaseline.maxMs, 1)} ms). Server event-loop delay (monitorEventLoopDelay at 1 ms resolution, so 1 ms is the floor): p99 ${fmt(login.eventLoopDelayP99MsDuringLogins, 1)} ms, max ${fmt(login.eventLoopDelayMaxMsDuringLogins, 1)} ms during logins (without: ${fmt(login.eventLoopDelayP99MsBaseline, 1)} / ${fmt(login.eventLoopDelayMaxMsBaseline, 1)} ms).`,
+    `The example's scrypt, on libuv's thread pool: ${fmt(login.loginMedianMs, 1)} ms per login (median of ${login.loginsTimed}, one at a time), ${fmt(login.loginCpuMsPerLogin, 1)} ms of server CPU per login. With ${login.concurrentLogins} clients signing in continuously (${fmt(login.loginsPerSecondDuringProbe, 1)} logins/s; server not pinned for this part), a probe sending one anonymous request at a time got ${fmt(login.probeDuringLogins.count, 0)} answers, p50 ${fmt(login.probeDuringLogins.p50Ms, 2)} ms, p99 ${fmt(login.probeDuringLogins.p99Ms, 2)} ms, max ${fmt(login.probeDuringLogins.maxMs, 1)} ms (without logins: ${fmt(login.probeBaseline.count, 0)} answers, p50 ${fmt(login.probeBaseline.p50Ms, 2)} ms, p99 ${fmt(login.probeBaseline.p99Ms, 2)} ms, max ${fmt(login.probeBaseline.maxMs, 1)} ms). Server event-loop delay (monitorEventLoopDelay at 1 ms resolution, so 1 ms is the floor): p99 ${fmt(login.eventLoopDelayP99MsDuringLogins, 1)} ms, max ${fmt(login.eventLoopDelayMaxMsDuringLogins, 1)} ms during logins (without: ${fmt(login.eventLoopDelayP99MsBaseline, 1)} / ${fmt(login.eventLoopDelayMaxMsBaseline, 1)} ms).`,
     '']
 }
 

@@ -8,9 +8,8 @@ export const CATEGORY_PATH = '/schools/resources/resources/maths/'
 
 // What a signed-in member's page must contain: the peers' small page, or ours (category, a resource, the member).
 const SMALL_PAGE = /<p>Signed in as Demo Teacher<\/p><h1>maths<\/h1>/
+// Ours, and the hand-wired peers' (our maths page, bench/peers/page-template.html, with the member's name).
 const OUR_PAGE = /<h1>Mathematics<\/h1>[\s\S]*Fraction wall[\s\S]*Signed in as <strong>Demo Teacher<\/strong>|Signed in as <strong>Demo Teacher<\/strong>[\s\S]*<h1>Mathematics<\/h1>[\s\S]*Fraction wall/
-// The hand-wired peers fill our maths page (bench/peers/page-template.html) with the member's name.
-const HAND_WIRED_PAGE = OUR_PAGE
 
 /**
  * The steps from bare Fastify to our example server as shipped, for the signed-in breakdown: each server
@@ -30,7 +29,7 @@ export const BREAKDOWN = [
  * The servers of a run, in table order. `root`: this checkout (its package.json gives our server's Node
  * flags); `extras`: [{ name, dir }] other builds of our example server to measure in the same run.
  */
-export function benchServers ({ root, breakdown = true, eachVariant = false, extras = [] }) {
+export function benchServers ({ root, breakdown = true, extras = [] }) {
   const flags = startFlags(root)
   // As `npm start` runs it: Node's flags from package.json (the redirect-conflict warning is raised for
   // every anonymous request but, with today's flags, not printed by Node) and the example's conflict log.
@@ -47,7 +46,7 @@ export function benchServers ({ root, breakdown = true, eachVariant = false, ext
     handWired('express-full', 'hand-wired Express (express-session + helmet + csrf-csrf)'),
     // The least a Fastify app on @fastify/session can spend on the same signed-in answer: the reference
     // sending that page and its headers as constants (bench/servers/floor.mjs). Signed in only.
-    { name: 'floor', label: 'the floor: the reference sending our page and headers as constants', file: 'floor.mjs', page: HAND_WIRED_PAGE, sessions: true, cookieAware: true, scenarios: ['signed-in'] },
+    { name: 'floor', label: 'the floor: the reference sending our page and headers as constants', file: 'floor.mjs', page: OUR_PAGE, sessions: true, cookieAware: true, scenarios: ['signed-in'] },
     ours
   ]
   if (breakdown) {
@@ -58,11 +57,6 @@ export function benchServers ({ root, breakdown = true, eachVariant = false, ext
       variant('no-headers', 'ours: our page, no headers, no CSRF token', OUR_PAGE),
       variant('no-csrf', 'ours: our page and headers, no CSRF token', OUR_PAGE)
     )
-  }
-  if (eachVariant) {
-    // The same server with the plugin's defaults under a plain `node`: Node prints every warning to stderr
-    // and the plugin logs every one at warn. What a line per anonymous visitor costs.
-    servers.push({ ...ours, name: 'ours-each', label: 'ours, every warning printed and logged', warningOutput: 'stderr-and-log-each', execArgv: [], env: { OURS_CONFLICT_LOG: 'each' } })
   }
   for (const { name, dir } of extras) {
     // Another build of this repository (bench/build-before.sh), started as that build's own `npm start` starts it.
@@ -76,7 +70,7 @@ export function benchServers ({ root, breakdown = true, eachVariant = false, ext
 }
 
 function handWired (name, label) {
-  return { name, label, file: 'hand-wired.mjs', page: HAND_WIRED_PAGE, sessions: false, cookieAware: true, signInForm: false, env: { HAND_WIRED: name, PUBLIC_ORIGIN: BASE_URL } }
+  return { name, label, file: 'hand-wired.mjs', page: OUR_PAGE, sessions: false, cookieAware: true, signInForm: false, env: { HAND_WIRED: name, PUBLIC_ORIGIN: BASE_URL } }
 }
 
 /** The commit a build was made from, as bench/build-before.sh records it. */

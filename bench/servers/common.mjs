@@ -30,5 +30,5 @@ export function ready (address) {
   process.send?.({ type: 'ready', address })
 }
 
-// A clean exit on SIGTERM, so that `node --cpu-prof` can write its profile (bench/profile.mjs).
+// A clean exit on SIGTERM, so that a server run under `node --cpu-prof` writes its profile.
 process.once('SIGTERM', () => process.exit(0))

@@ -5,7 +5,7 @@
 // the session's read and the page's name: the headers are one object made at start, the token one string.
 // No one should serve this (one token for every member protects nothing); it is the least that a Fastify
 // app on @fastify/session can spend on this answer, so that a target set against a peer can be checked
-// for whether any such server reaches it (docs/performance.md). The anonymous answer is the reference's.
+// for whether any such server reaches it (the report's targets table). The anonymous answer is the reference's.
 import { readFileSync } from 'node:fs'
 import escapeHtml from 'escape-html'
 import { sessionServer } from './session-server.mjs'
