@@ -22,8 +22,8 @@ function prototypeOf (type: string): Error {
  * Raises a Node process warning as `process.emitWarning(message, { type, code })` does: the same
  * 'warning' event with an `Error` of that name, code and message, printed the same way. The stack
  * trace is captured only under `--trace-warnings`, the one place Node prints it: the anonymous
- * redirect raises one warning per request, and building a V8 Error for each was its largest cost
- * (docs/performance.md). The object is an Error (`instanceof`, `String()`, `util.inspect`) whose
+ * redirect raises one warning per request, and a stack captured for each would be work that nobody
+ * reads, on the section's most frequent answer. The object is an Error (`instanceof`, `String()`, `util.inspect`) whose
  * `stack` is its first line, as an Error's is when no frame is captured.
  */
 export function emitProcessWarning (message: string, type: string, code: string): void {

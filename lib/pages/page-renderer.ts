@@ -100,7 +100,7 @@ export class PageRenderer {
    */
   sendCategory (reply: FastifyReply, data: CategoryPageData, start: number, member: Member): FastifyReply | Promise<FastifyReply> {
     const ctx = { ...this.#base, member, csrfToken: this.csrfToken(member, reply) }
-    // The cached page is sent at once: no promise on the path the bench measures.
+    // The cached page is sent at once: no promise on the path of every signed-in page view.
     if (this.#categoryPages !== undefined) return sendHtml(reply, this.#categoryPages.page(data, start, ctx))
     return this.sendView(reply, 'category', data, ctx)
   }

@@ -26,8 +26,8 @@ export interface PasswordCheckSettings {
 /**
  * The line's places unless `waiting` says otherwise: a school's morning burst from one address (30
  * teachers at 8:30, a shared login on a class set of laptops) waits its turn rather than getting 503s,
- * and a waiter is a request being answered, so the places bound the memory. With 2 checks of 50 ms
- * (the example's scrypt), a full line is about 10 s of checks.
+ * and a waiter is a request being answered, so the places bound the memory. With 2 checks at once of
+ * 50 ms each (scrypt at N=2^14, r=8), a full line is about 10 s of checks; a dearer check wants fewer.
  */
 export const WAITING_DEFAULT = 400
 

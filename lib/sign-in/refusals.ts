@@ -12,7 +12,7 @@ const kept = new Map<string, FastifyError>()
 /**
  * The error of a refused sign-in, made once per code and time and then shared: only its status, code and
  * message are read (the page or the JSON), while a new error would capture a stack that nobody reads, on
- * each of the thousands of refusals a second of a password spray (docs/performance.md#refused-sign-ins).
+ * each refusal of a password spray, which come as fast as the attacker sends.
  */
 export function refusalError (code: RefusalCode, time?: string): FastifyError {
   const key = `${code} ${time}`

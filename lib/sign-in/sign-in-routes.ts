@@ -302,7 +302,7 @@ function signInForms (fastify: FastifyInstance, deps: SignInDeps): void {
     } catch (err) {
       turn?.end()
       // A full line refuses thousands in a spray: answered here, with the email kept, rather than through
-      // Fastify's error path (docs/performance.md#refused-sign-ins).
+      // Fastify's error path and the section's error handler, which would look the member up again.
       if ((err as FastifyError).code === SIGN_IN_BUSY) {
         failed(request, 'busy', email)
         return busy(reply, err as BusyError, formBackUrl, email)
