@@ -11,7 +11,7 @@ import schoolsResources, {
 } from 'fastify-schools-resources'
 import { RedisAttemptStore, RedisSessionStore, type RedisCommandClient } from 'fastify-schools-resources/redis'
 import { demoCatalog, demoFiles } from './demo-catalog.js'
-import { demoDirectory, PASSWORD_CHECKS_AT_ONCE, type DemoAccount } from './demo-member.js'
+import { demoDirectory, PASSWORD_CHECKS_AT_ONCE, PASSWORD_CHECKS_WAITING, type DemoAccount } from './demo-member.js'
 import { registerSessionPlugin, type SessionPluginSetting } from './session-plugin.js'
 import { auditLog } from './audit-log.js'
 import { registerMetrics } from './metrics.js'
@@ -105,8 +105,9 @@ export async function buildApp (config: ExampleConfig): Promise<FastifyInstance>
     findMember,
     // The sign-in limits keep the section's defaults, chosen for a school whose staff all sign in from
     // one address (docs/example-server.md). The password checks (scrypt on libuv's thread pool) run two
-    // at once, so that a burst of sign-ins leaves the pool's other threads to the downloads.
-    passwordChecks: { concurrent: PASSWORD_CHECKS_AT_ONCE },
+    // at once, so that a burst of sign-ins leaves the pool's other threads to the downloads, and about
+    // 10 s of them may wait (examples/demo-member.ts).
+    passwordChecks: { concurrent: PASSWORD_CHECKS_AT_ONCE, waiting: PASSWORD_CHECKS_WAITING },
     baseUrl: config.baseUrl,
     siteName: 'Riverside School',
     // Every anonymous visitor to a category raises the redirect-conflict warning (the legacy behaviour);

@@ -9,6 +9,14 @@ import type { Credentials, Member } from 'fastify-schools-resources'
 export const PASSWORD_CHECKS_AT_ONCE = 2
 
 /**
+ * Sign-ins that may wait for a check (the section's `passwordChecks.waiting`). A check at the cost below
+ * takes a few tenths of a second of a core, so 50 waiting are about 10 s of checks: nobody waits much
+ * longer than that, and a burst past it (a spray) gets the busy 503 with Retry-After at once. A school's
+ * 8:30 burst from one address fits.
+ */
+export const PASSWORD_CHECKS_WAITING = 50
+
+/**
  * scrypt's cost: one of OWASP's recommended settings (N=2^15, r=8, p=3; its Password Storage Cheat Sheet).
  * Each check's buffer (128 · r · N bytes, just over 32 MiB) is above the highest mmap threshold glibc's
  * malloc adapts to, so it is mapped for the check and given back when the check ends. A smaller buffer
