@@ -23,7 +23,7 @@ writes docs/performance.md (and the run's data, bench/results/performance.json).
   --log-level LEVEL       our server's log level (default warn; the peers log at warn)
   --spray-connections N   the spray's connections per attacking address (default 2: 100 in all)
   --spray-waiting N       our server's password line: sign-ins that may wait (passwordChecks.waiting,
-                          0 for none; default the example's own: the section's, 10 s of checks)
+                          0 for none; default the example's own, PASSWORD_CHECKS_WAITING)
   --name NAME             write bench/results/NAME.{md,json} instead of docs/performance.md
   --from-json FILE        render the report again from a saved run (bench/results/*.json), no measuring
   -h, --help              this text`
