@@ -16,6 +16,3 @@ export const kMembersOnlyGuarded = Symbol.for('fastify-schools-resources.members
 
 /** In a route's config: the sign-out route's CSRF check and session cookie, for a sign-out while the store is down. */
 export const kOutageSignOut = Symbol.for('fastify-schools-resources.outageSignOut')
-
-/** On the section's instance: the CSRF tokens already made per value of its own CSRF cookie (session/csrf.ts). */
-export const kCsrfTokens = Symbol.for('fastify-schools-resources.csrfTokens')

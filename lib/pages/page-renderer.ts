@@ -76,7 +76,7 @@ export class PageRenderer {
 
   /** The logout form's CSRF token for a member's page, when the plugin owns sign-in. */
   csrfToken (member: Member | undefined, reply: FastifyReply): string | undefined {
-    return member !== undefined && this.#base.signIn ? csrfTokenFor(reply, this.#session, true) : undefined
+    return member !== undefined && this.#base.signIn ? csrfTokenFor(reply, this.#session) : undefined
   }
 
   /**

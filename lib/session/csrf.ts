@@ -2,7 +2,6 @@ import csrfProtection from '@fastify/csrf-protection'
 import type { IncomingMessage } from 'node:http'
 import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastify'
 import { isHttpsBase } from '../redirect/site-origin.js'
-import { kCsrfTokens } from '../symbols.js'
 import type { SessionAdapter } from './session-adapter.js'
 
 /** The cookie that carries the CSRF secret, on an http site (no https `baseUrl`). */
@@ -54,52 +53,10 @@ export async function registerCsrf (section: FastifyInstance, baseUrl: string | 
     cookieKey: name,
     cookieOpts: { ...options, signed }
   })
-  section.decorate(kCsrfTokens, new CsrfTokenCache(name, signed))
   return {
     verify: section.csrfProtection,
     // With the attributes it was set with: a browser ignores a deletion of a `__Host-` cookie without Secure.
     dropCookie: (reply) => { reply.clearCookie(name, options) }
-  }
-}
-
-/** How many CSRF cookie values CsrfTokenCache keeps a token for (about 150 bytes each). */
-export const CSRF_TOKENS_KEPT = 1000
-
-/**
- * The token made for each value of the section's own CSRF cookie, so that a member's pages do not make a
- * new one (an HMAC, and another to unsign a signed cookie) on every render: a token stays valid for its
- * secret, and a browser sends the same cookie until sign-in renews the secret. Keyed by the cookie as
- * sent, and only once it holds a good secret, so a token is only ever given back with the cookie it was
- * made for; a missing or forged cookie gets a new secret from generateCsrf as before. What this gives up
- * is a fresh salt per page, which matters only where pages are compressed (BREACH; docs/security.md).
- * Bounded: the oldest entry goes first (a member whose entry went gets a new token on the next page).
- */
-export class CsrfTokenCache {
-  readonly #tokens = new Map<string, string>()
-  readonly #cookie: string
-  readonly #signed: boolean
-
-  constructor (cookie: string, signed: boolean) {
-    this.#cookie = cookie
-    this.#signed = signed
-  }
-
-  get size (): number {
-    return this.#tokens.size
-  }
-
-  tokenFor (reply: FastifyReply): string {
-    const cookie = reply.request.cookies[this.#cookie]
-    if (cookie === undefined || cookie === '') return reply.generateCsrf()
-    let token = this.#tokens.get(cookie)
-    if (token !== undefined) return token
-    const good = !this.#signed || reply.unsignCookie(cookie).valid
-    token = reply.generateCsrf()
-    if (good) {
-      if (this.#tokens.size >= CSRF_TOKENS_KEPT) this.#tokens.delete(this.#tokens.keys().next().value!)
-      this.#tokens.set(cookie, token)
-    }
-    return token
   }
 }
 
@@ -111,18 +68,16 @@ const formTokens = new WeakMap<FastifyReply, string>()
  * be made: on a host's members-only route, outside the section's context (which keeps its CSRF plugin to
  * itself), unless the host registered @fastify/csrf-protection where that route lives.
  */
-export function csrfTokenFor (reply: FastifyReply, session: SessionAdapter | undefined, perSecret = false): string | undefined {
+export function csrfTokenFor (reply: FastifyReply, session: SessionAdapter | undefined): string | undefined {
   if (session?.of(reply.request) === undefined || !reply.server.hasReplyDecorator('generateCsrf')) return undefined
   // One token per reply: without a CSRF cookie each generateCsrf() draws a new secret and sets the cookie
   // again, so a page with two forms (the login page of a member just signed in) would send a cookie that
-  // only the last token matches.
-  // `perSecret` (a member's pages): the token made before for the section's own CSRF cookie
-  // (CsrfTokenCache). Otherwise, and with a host's own setup, a new one: the sign-in forms quote what the
-  // visitor typed, so they keep a fresh salt each (BREACH, docs/security.md).
+  // only the last token matches. A new one per page, with a fresh salt: pages quote what a person typed
+  // (the login form, a category's filters), and a token repeated beside such text is what BREACH reads
+  // out of compressed answers.
   let token = formTokens.get(reply)
   if (token === undefined) {
-    const cache = (reply.server as unknown as Record<symbol, CsrfTokenCache | undefined>)[kCsrfTokens]
-    token = cache === undefined || !perSecret ? reply.generateCsrf() : cache.tokenFor(reply)
+    token = reply.generateCsrf()
     formTokens.set(reply, token)
   }
   return token

@@ -329,8 +329,7 @@ t.test('with restrictedCategories \'hide\', every address in a hidden category i
   const signedIn = await signInAs(app, 'parent@example.org')
   const parent = withCookies(signedIn, await app.inject({ url: '/schools/resources/', headers: { cookie: signedIn } }))
   const withoutDate = (h: Record<string, unknown>) => Object.fromEntries(Object.entries(h).filter(([k]) => k !== 'date'))
-  // The logout form's token is left out of the comparison: it is the same for a kept CSRF cookie, but
-  // new whenever the section has let go of that cookie's token (session/csrf.ts, CsrfTokenCache).
+  // The logout form's token is left out of the comparison: every page makes a new one (session/csrf.ts).
   const body = (res: { body: string }) => res.body.replace(/name="_csrf" value="[^"]+"/, 'name="_csrf" value="TOKEN"')
   for (const accept of ['text/html', 'application/json']) {
     const headers = { cookie: parent, accept }
