@@ -4,6 +4,24 @@
 /** Writes the summary: `count` more events in the last `windowMs`, the latest of them `latest`. */
 export type Summarize = (count: number, latest: string, windowMs: number) => void
 
+/** A timer the log can start again from now (Node's Timeout is one). */
+export interface IntervalTimer { refresh (): unknown }
+
+/** Time as the log sees it: the process's own unless a test moves a clock of its own by hand. */
+export interface IntervalClock {
+  now (): number
+  /** Starts a timer that never keeps the process alive. */
+  start (callback: () => void, ms: number): IntervalTimer
+  stop (timer: IntervalTimer | undefined): void
+}
+
+const processClock: IntervalClock = {
+  now: Date.now,
+  // Unref'd: a pending summary never keeps the process alive; close() writes it.
+  start: (callback, ms) => setTimeout(callback, ms).unref(),
+  stop: (timer) => { clearTimeout(timer as NodeJS.Timeout | undefined) }
+}
+
 /**
  * The first event of a run is written in full by the caller (`record()` says so); later ones are only
  * counted, and at most one summary per interval says how many and the latest. An interval without any
@@ -13,14 +31,16 @@ export type Summarize = (count: number, latest: string, windowMs: number) => voi
 export class IntervalLog {
   readonly #intervalMs: number
   readonly #summarize: Summarize
-  #timer: NodeJS.Timeout | undefined
+  readonly #clock: IntervalClock
+  #timer: IntervalTimer | undefined
   #count = 0
   #latest = ''
   #since = 0
 
-  constructor (intervalMs: number, summarize: Summarize) {
+  constructor (intervalMs: number, summarize: Summarize, clock: IntervalClock = processClock) {
     this.#intervalMs = intervalMs
     this.#summarize = summarize
+    this.#clock = clock
   }
 
   /** True for the first event of a run, which the caller writes in full; false when it is counted. */
@@ -30,9 +50,8 @@ export class IntervalLog {
       this.#latest = latest
       return false
     }
-    this.#since = Date.now()
-    // Unref'd: a pending summary never keeps the process alive; close() writes it.
-    this.#timer = setTimeout(() => this.#tick(), this.#intervalMs).unref()
+    this.#since = this.#clock.now()
+    this.#timer = this.#clock.start(() => this.#tick(), this.#intervalMs)
     return true
   }
 
@@ -46,7 +65,7 @@ export class IntervalLog {
   }
 
   #report (): void {
-    const now = Date.now()
+    const now = this.#clock.now()
     const count = this.#count
     this.#count = 0
     this.#summarize(count, this.#latest, now - this.#since)
@@ -55,7 +74,7 @@ export class IntervalLog {
 
   /** Writes what is still counted and stops the timer; the app is closing. */
   close (): void {
-    clearTimeout(this.#timer)
+    this.#clock.stop(this.#timer)
     this.#timer = undefined
     if (this.#count > 0) this.#report()
   }

@@ -1,19 +1,9 @@
 import t from 'tap'
-import { spawnSync } from 'node:child_process'
 import { readdirSync, readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { inspect } from 'node:util'
 import * as warnings from '../lib/warnings.js'
 import { emitProcessWarning, forgetHostMistake, MAX_REMEMBERED_MISTAKES, warnHostMistakeOnce } from '../lib/warnings.js'
-
-const built = resolve(__dirname, '../dist/lib/warnings.js')
-
-function stderrOf (flags: string[], code: string): string {
-  // --warnings first: under tap on Node 26, @tapjs/processinfo puts --no-warnings into every child's
-  // NODE_OPTIONS; the command line wins, and a test's own flags after it still can turn them off.
-  const res = spawnSync(process.execPath, ['--warnings', ...flags, '-e', code], { encoding: 'utf8' })
-  return res.stderr.replace(/\(node:\d+\)/g, '(node:PID)')
-}
 
 t.test('the warning event carries the same name, code and message as process.emitWarning gives', async (t) => {
   const seen: Array<Error & { code?: string }> = []
@@ -48,19 +38,6 @@ t.test('every call raises a warning object of its own', async (t) => {
   t.same(seen.map((w) => `${w.name}: ${w.message}`), ['UserWarning: one', 'OtherWarning: two', 'UserWarning: three'])
   t.equal(new Set(seen).size, 3)
   t.ok(seen.every((w) => w instanceof Error))
-})
-
-t.test('Node prints it exactly as it prints process.emitWarning', async (t) => {
-  const ours = stderrOf([], `require(${JSON.stringify(built)}).emitProcessWarning('hello there', 'UserWarning', 'TEST_CODE')`)
-  const node = stderrOf([], "process.emitWarning('hello there', { type: 'UserWarning', code: 'TEST_CODE' })")
-  t.equal(ours, node)
-  t.match(ours, /^\(node:PID\) \[TEST_CODE\] UserWarning: hello there\n/)
-})
-
-t.test('under --trace-warnings the stack is kept and starts at the caller', async (t) => {
-  const ours = stderrOf(['--trace-warnings'], `function caller () { require(${JSON.stringify(built)}).emitProcessWarning('hello there', 'UserWarning', 'TEST_CODE') }; caller()`)
-  t.match(ours, /^\(node:PID\) \[TEST_CODE\] UserWarning: hello there\n {4}at caller /)
-  t.notMatch(ours, /emitProcessWarning/)
 })
 
 t.test('with --trace-warnings set in this process, the stack is captured here too', async (t) => {

@@ -2,7 +2,9 @@ import t from 'tap'
 import { Writable } from 'node:stream'
 import { errorCodes, storeErrorHandler } from '../../lib/index.js'
 import { OUTAGE_SUMMARY_MS } from '../../lib/pages/unavailable.js'
+import { IntervalLog, type Summarize } from '../../lib/interval-log.js'
 import { AsyncStore } from '../helpers/async-store.js'
+import { ManualClock } from '../helpers/manual-clock.js'
 import { buildTestApp, openLoginForm, postLogin, signIn, TEACHER } from '../helpers/app.js'
 
 const { FST_SR_STORE_UNAVAILABLE } = errorCodes
@@ -108,12 +110,21 @@ class FailingStore extends AsyncStore {
 }
 
 t.test('a store outage logs its first 503 in full, then one summary line per interval', async (t) => {
+  // The plugin as a host loads it, but its interval log on a clock this test moves: the real interval,
+  // without waiting it out.
+  const clock = new ManualClock()
+  class ClockedIntervalLog extends IntervalLog {
+    constructor (intervalMs: number, summarize: Summarize) { super(intervalMs, summarize, clock) }
+  }
+  const clocked = t.mockRequire<typeof import('../helpers/app.js')>('../helpers/app.js', {
+    '../../lib/interval-log.js': { IntervalLog: ClockedIntervalLog }
+  })
   const lines: Array<Record<string, unknown>> = []
   const stream = new Writable({ write (chunk, _enc, done) { lines.push(JSON.parse(String(chunk))); done() } })
   const store = new FailingStore()
-  const { app } = await buildTestApp({ fastify: { logger: { level: 'warn', stream } }, session: { store } })
+  const { app } = await clocked.buildTestApp({ fastify: { logger: { level: 'warn', stream } }, session: { store } })
   t.teardown(() => app.close())
-  const cookie = await signIn(app)
+  const cookie = await clocked.signIn(app)
   store.down = true
   const statuses = new Set<number>()
   for (let i = 0; i < 200; i++) statuses.add((await app.inject({ url: '/schools/resources/', headers: { cookie } })).statusCode)
@@ -121,10 +132,12 @@ t.test('a store outage logs its first 503 in full, then one summary line per int
   const outage = () => lines.filter((l) => String(l.msg).startsWith('store unavailable'))
   t.equal(outage().length, 1, 'one line so far, not 200')
   t.match(outage()[0], { level: 40, code: 'FST_SR_STORE_UNAVAILABLE', msg: 'store unavailable: answering 503' })
-  await new Promise((resolve) => setTimeout(resolve, OUTAGE_SUMMARY_MS + 200))
+  clock.advance(OUTAGE_SUMMARY_MS - 1)
+  t.equal(outage().length, 1, 'nothing before the interval is over')
+  clock.advance(1)
   t.equal(outage().length, 2, 'then one summary')
   t.match(outage()[1], { level: 40, count: 199, msg: /^store unavailable: 199 more requests answered 503 in the last 5 s; the latest: .*no answer from Redis within 2000 ms \(GET\)/ })
-  await new Promise((resolve) => setTimeout(resolve, OUTAGE_SUMMARY_MS + 200))
+  clock.advance(OUTAGE_SUMMARY_MS)
   t.equal(outage().length, 2, 'a quiet interval writes nothing and ends the summary')
   await app.inject({ url: '/schools/resources/', headers: { cookie } })
   t.equal(outage().length, 3, 'the next outage is logged in full again')
