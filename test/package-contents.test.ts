@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'
 import { dirname, join, normalize, resolve } from 'node:path'
 
-// What `npm pack` ships, from npm's own file list (built first by `npm test`): the compiled library (JS
+// What `npm pack` ships, from npm's own file list (built first by `npm run test:all`): the compiled library (JS
 // without comments; the types keep them for editors) with its types, the parity command compiled, the README, LICENSE and the user's docs; nothing that only runs or reads in a
 // clone (examples, benchmarks and their results, screenshots, design notes, contributors' docs).
 // Choices and figures: docs/package.md.

@@ -65,7 +65,7 @@ if (!existsSync(CHROMIUM)) {
   const axeResults: AxeSummary[] = []
 
   t.before(async () => {
-    if (!existsSync(SERVER)) throw new Error(`${SERVER} is missing: run "npm run build" first (npm test does)`)
+    if (!existsSync(SERVER)) throw new Error(`${SERVER} is missing: run "npm run build" first (npm run test:all does)`)
     // Start empty, so that every file there comes from this run.
     rmSync(ARTIFACTS, { recursive: true, force: true })
     mkdirSync(SCREENSHOTS, { recursive: true })

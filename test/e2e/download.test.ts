@@ -36,7 +36,7 @@ if (!existsSync(CHROMIUM)) {
   let base = ''
 
   t.before(async () => {
-    if (!existsSync(EXAMPLE_SERVER)) throw new Error(`${EXAMPLE_SERVER} is missing: run "npm run build" first (npm test does)`)
+    if (!existsSync(EXAMPLE_SERVER)) throw new Error(`${EXAMPLE_SERVER} is missing: run "npm run build" first (npm run test:all does)`)
     const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', SESSION_SECRET: 'download-'.repeat(5) }
     // In-memory stores, as the journey in browser.test.ts runs.
     delete env.BASE_URL

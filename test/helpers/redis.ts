@@ -11,7 +11,7 @@ import { createRedisClient, type RedisClient } from '../../examples/redis.js'
 export const REDIS_URL = process.env.REDIS_URL === '' ? undefined : process.env.REDIS_URL
 
 export const SKIP_MESSAGE = 'REDIS_URL is not set, so the Redis tests are skipped. Run them with ' +
-  'REDIS_URL=redis://127.0.0.1:6379 npm test (Redis 7 on that address), or bash .ci/run, which starts Redis when needed.'
+  'REDIS_URL=redis://127.0.0.1:6379 npm run test:all (Redis 7 on that address), or bash .ci/run, which starts Redis when needed.'
 
 // The tests already planned to be skipped: a file may ask more than once (one block per topic), and tap
 // refuses a second plan.

@@ -56,7 +56,7 @@ test('@fastify/session is not there to be found', () => {
 
 t.test('a host without @fastify/session compiles with skipLibCheck: false', async (t) => {
   const dist = join(root, 'dist/lib/index.d.ts')
-  if (!existsSync(dist)) throw new Error(`${dist} is missing: run "npm run build" first (npm test does)`)
+  if (!existsSync(dist)) throw new Error(`${dist} is missing: run "npm run build" first (npm run test:all does)`)
   const dir = mkdtempSync(join(tmpdir(), 'schools-resources-no-session-'))
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
   const modules = join(dir, 'node_modules')

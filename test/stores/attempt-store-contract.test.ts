@@ -53,7 +53,7 @@ if (REDIS_URL !== undefined) {
     return new RedisAttemptStore(client, { prefix })
   })
 } else {
-  t.test('RedisAttemptStore (real Redis)', { skip: 'REDIS_URL is not set; run with REDIS_URL=redis://127.0.0.1:6379 npm test' }, async () => {})
+  t.test('RedisAttemptStore (real Redis)', { skip: 'REDIS_URL is not set; run with REDIS_URL=redis://127.0.0.1:6379 npm run test:all' }, async () => {})
 }
 
 t.test('MemoryAttemptStore drops expired counts: lazily, and in a sweep past 10,000 keys', async (t) => {
