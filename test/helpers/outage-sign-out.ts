@@ -6,7 +6,7 @@ import { buildTestApp, formToken, signIn, withCookies } from './app.js'
 
 // Issue 19: a sign-out while the session store is down left the browser signed in (a 503 without
 // Set-Cookie; on a shared classroom computer the teacher stayed a member for the cookie's 8 hours).
-// The same tests run in process, on a stand-in Redis that stops answering (test/session/), and against
+// The same tests run in process, on a stand-in Redis that stops answering (test/pages/unavailable.test.ts), and against
 // a real redis-server held with CLIENT PAUSE (test/redis/): every session read times out.
 
 const index = '/schools/resources/'

@@ -1,10 +1,13 @@
 import t from 'tap'
 import { Writable } from 'node:stream'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { errorCodes, storeErrorHandler } from '../../lib/index.js'
 import { OUTAGE_SUMMARY_MS } from '../../lib/pages/unavailable.js'
 import { IntervalLog, type Summarize } from '../../lib/interval-log.js'
 import { AsyncStore } from '../helpers/async-store.js'
 import { ManualClock } from '../helpers/manual-clock.js'
+import { FakeRedis } from '../helpers/fake-redis.js'
+import { OUTAGE_BREAKER, outageSignOutTests } from '../helpers/outage-sign-out.js'
 import { buildTestApp, openLoginForm, postLogin, signIn, TEACHER } from '../helpers/app.js'
 
 const { FST_SR_STORE_UNAVAILABLE } = errorCodes
@@ -142,4 +145,20 @@ t.test('a store outage logs its first 503 in full, then one summary line per int
   await app.inject({ url: '/schools/resources/', headers: { cookie } })
   t.equal(outage().length, 3, 'the next outage is logged in full again')
   t.equal(outage()[2].msg, 'store unavailable: answering 503')
+})
+
+// The sign-out during an outage (test/helpers/outage-sign-out.ts) in process: the Redis stores on a
+// stand-in whose commands are never answered while it is down, so each ends in the stores' own timeout,
+// as with a paused Redis (test/redis/outage-sign-out.test.ts).
+outageSignOutTests(t, async () => {
+  const redis = new FakeRedis()
+  return {
+    client: redis,
+    async stop () { redis.hang = true },
+    down: () => redis.hang,
+    async back () {
+      redis.hang = false
+      await sleep(OUTAGE_BREAKER.openMs)
+    }
+  }
 })
