@@ -1,5 +1,5 @@
 import t from 'tap'
-import { html, defaultViews } from '../../lib/index.js'
+import { html, defaultViews, unsafeRaw, SafeHtml } from '../../lib/index.js'
 import { buildTestApp, signIn } from '../helpers/app.js'
 
 t.test('the section index lists every category with its link, for everyone', async (t) => {
@@ -263,4 +263,14 @@ t.test('the default pages\' own markup is ASCII (the footer\'s middle dot is &mi
     t.match(res.body, /^[\x00-\x7f]*$/, url)
   }
   t.match((await app.inject('/schools/resources/')).body, '<a href="/schools/resources/">All resources</a> &middot; Schools resources')
+})
+
+t.test('interpolations are escaped, nested html and arrays are not', async (t) => {
+  const name = '<script>"x" & \'y\'</script>'
+  const out = html`<p title="${name}">${name}</p>`
+  t.ok(out instanceof SafeHtml)
+  t.equal(String(out), '<p title="&lt;script&gt;&quot;x&quot; &amp; &#39;y&#39;&lt;/script&gt;">&lt;script&gt;&quot;x&quot; &amp; &#39;y&#39;&lt;/script&gt;</p>')
+  t.equal(html`<ul>${['a<', 'b'].map((x) => html`<li>${x}</li>`)}</ul>`.value, '<ul><li>a&lt;</li><li>b</li></ul>')
+  t.equal(html`${null}${undefined}${false}${0}${''}`.value, '0')
+  t.equal(html`<div>${unsafeRaw('<b>trusted</b>')}</div>`.value, '<div><b>trusted</b></div>')
 })
