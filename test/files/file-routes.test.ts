@@ -9,6 +9,7 @@ import fastifySession from '@fastify/session'
 import fastifyStatic from '@fastify/static'
 import schoolsResources, {
   anonymousShortCircuit,
+  errorCodes,
   InMemoryCatalog,
   type Catalog,
   type CatalogData,
@@ -21,7 +22,7 @@ import { demoFiles } from '../../examples/demo-catalog.js'
 import { BASE_URL, conflictWarnings, formToken, openLoginForm, postLogin, SECRET, sessionCookie, withCookies } from '../helpers/app.js'
 import { AsyncStore } from '../helpers/async-store.js'
 import { locationOf, rawRequest, statusOf } from '../helpers/raw-http.js'
-import { fileAddress } from '../../lib/files/file-routes.js'
+import { fileAddress, optionalPeer } from '../../lib/files/file-routes.js'
 
 // The protected files: served by @fastify/static to members who may see the category, the login
 // redirect for everyone else, and never a byte from outside the files directory.
@@ -690,4 +691,17 @@ t.test('a file address a member gets the 404 for costs one member lookup, as a d
     t.equal(res.statusCode, url === SHEET ? 200 : 404, url)
     t.equal(lookups, 1, `one lookup: ${url}`)
   }
+})
+
+// The optional peers missing altogether, in a host without them: optional-peers.test.ts (full tier).
+t.test('a package that is there but fails to load is not reported as missing', async (t) => {
+  const broken = Object.assign(new Error("Cannot find module 'glob' imported from @fastify/static"), { code: 'ERR_MODULE_NOT_FOUND' })
+  await t.rejects(optionalPeer('@fastify/static', () => Promise.reject(broken)), broken, 'another package missing: its own error')
+  const syntax = new SyntaxError('Unexpected token')
+  await t.rejects(optionalPeer('@fastify/static', () => Promise.reject(syntax)), syntax)
+  const missing = Object.assign(new Error("Cannot find package '@fastify/static' imported from /app/x.js"), { code: 'ERR_MODULE_NOT_FOUND' })
+  await t.rejects(optionalPeer('@fastify/static', () => Promise.reject(missing)), new errorCodes.FST_SR_MISSING_PACKAGE('@fastify/static'))
+  const required = Object.assign(new Error("Cannot find module 'content-disposition'\nRequire stack:\n- /app/x.js"), { code: 'MODULE_NOT_FOUND' })
+  await t.rejects(optionalPeer('content-disposition', () => Promise.reject(required)), new errorCodes.FST_SR_MISSING_PACKAGE('content-disposition'), 'missing, as require says it')
+  t.equal(await optionalPeer('x', async () => 42), 42)
 })

@@ -3,8 +3,6 @@ import { spawnSync } from 'node:child_process'
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
-import { optionalPeer } from '../../lib/files/file-routes.js'
-import { errorCodes } from '../../lib/index.js'
 
 // @fastify/static and content-disposition are optional peers, loaded only when the files option is set
 // (docs/package.md). A host app whose node_modules holds the built package with its dependencies and
@@ -70,14 +68,4 @@ t.test('a site with files fails app.ready() with FST_SR_MISSING_PACKAGE, naming 
   const error = JSON.parse(res.stdout)
   t.equal(error.code, 'FST_SR_MISSING_PACKAGE')
   t.match(error.message, /needs the package (@fastify\/static|content-disposition), which is not installed: npm i @fastify\/static content-disposition/)
-})
-
-t.test('a package that is there but fails to load is not reported as missing', async (t) => {
-  const broken = Object.assign(new Error("Cannot find module 'glob' imported from @fastify/static"), { code: 'ERR_MODULE_NOT_FOUND' })
-  await t.rejects(optionalPeer('@fastify/static', () => Promise.reject(broken)), broken, 'another package missing: its own error')
-  const syntax = new SyntaxError('Unexpected token')
-  await t.rejects(optionalPeer('@fastify/static', () => Promise.reject(syntax)), syntax)
-  const missing = Object.assign(new Error("Cannot find package '@fastify/static' imported from /app/x.js"), { code: 'ERR_MODULE_NOT_FOUND' })
-  await t.rejects(optionalPeer('@fastify/static', () => Promise.reject(missing)), new errorCodes.FST_SR_MISSING_PACKAGE('@fastify/static'))
-  t.equal(await optionalPeer('x', async () => 42), 42)
 })
