@@ -1,27 +1,18 @@
 import t from 'tap'
-import { execFileSync } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { join, resolve, sep } from 'node:path'
 import ts from 'typescript'
 import * as main from '../lib/index.js'
 import * as redis from '../lib/stores/redis/index.js'
-import { signInThroughForm, startListeningApp } from './helpers/listening-app.js'
 
 // The README and docs/options.md against the code: every export of both entries named in the README's
 // Exports section, every option (and every setting inside one) a row of docs/options.md, read from the
-// TypeScript declarations, so that a name added to the code without its docs fails here. Then the README's
-// usage snippet, compiled with the project's TypeScript (strict, as an ES module) and run as written: a host
-// app that a reader can copy must work.
+// TypeScript declarations, so that a name added to the code without its docs fails here. The usage
+// snippet, which needs a compiler and a server process, is compiled and run in readme-snippet.test.ts.
 
 const root = resolve(__dirname, '..')
 const readme = readFileSync(join(root, 'README.md'), 'utf8')
 const optionsDoc = readFileSync(join(root, 'docs', 'options.md'), 'utf8')
-
-export function usageSnippet (markdown: string): string {
-  const match = /<!-- usage-snippet -->\s*```ts\n([\s\S]*?)\n```/.exec(markdown)
-  if (match === null) throw new Error('README.md has no ```ts block after <!-- usage-snippet -->')
-  return match[1]
-}
 
 /** The text under `heading` (a whole line) up to the next heading of the same or a higher level. */
 export function section (markdown: string, heading: string): string {
@@ -148,33 +139,4 @@ t.test('the options the type declares are the ones resolveOptions accepts', asyn
   })
   const declared = optionNames(exportedType('FastifySchoolsResourcesOptions')).filter((n) => !n.includes('.'))
   t.same([...known!].sort(), declared.sort(), 'KNOWN_KEYS of lib/options.ts: the properties of FastifySchoolsResourcesOptions')
-})
-
-t.test('the usage snippet compiles and serves the section as the spec says', async (t) => {
-  // Inside the package, so that `fastify-schools-resources` resolves to this build by its own name.
-  const dir = mkdtempSync(join(root, 'test', '.snippet-'))
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
-  writeFileSync(join(dir, 'usage.mts'), usageSnippet(readme))
-  execFileSync(process.execPath, [
-    join(root, 'node_modules', 'typescript', 'bin', 'tsc'),
-    '--strict', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2022',
-    '--ignoreConfig', '--types', 'node', '--skipLibCheck', '--rootDir', dir, '--outDir', dir, join(dir, 'usage.mts')
-  ], { cwd: root, stdio: 'pipe' })
-
-  const origin = await startListeningApp(t, join(dir, 'usage.mjs'), dir)
-
-  const category = '/schools/resources/resources/maths/'
-  const anonymous = await fetch(origin + category, { redirect: 'manual' })
-  t.equal(anonymous.status, 302)
-  t.equal(anonymous.headers.get('location'), `${origin}/Security/login?BackURL=%2Fschools%2Fresources%2Fresources%2Fmaths%2F`)
-  t.equal(anonymous.headers.get('set-cookie'), null, 'no session for an anonymous visitor')
-
-  const signIn = await signInThroughForm(origin, category)
-  t.equal(signIn.status, 303)
-  t.equal(signIn.location, origin + category, 'back to the page asked for')
-  const page = await fetch(origin + category, { headers: { cookie: signIn.cookie } })
-  t.equal(page.status, 200)
-  const body = await page.text()
-  t.match(body, /<h1>Mathematics<\/h1>/)
-  t.match(body, /Signed in as <strong>Demo Teacher<\/strong>/)
 })
