@@ -28,26 +28,68 @@ export interface SiteView {
 const HEURISTIC = new Set([200, 203, 204, 206, 300, 301, 308, 404, 405, 410, 414, 501])
 
 /**
- * RFC 9111 as a cache reads it, from Cache-Control alone: no-store (and no-cache, which allows no use
- * without asking the site again) is nobody; private is the browser only; otherwise an explicit lifetime,
- * `public`, or a heuristically cacheable status lets a shared cache keep it. `Expires` counts only where
- * there is no Cache-Control: a date after the answer's is a lifetime, any other (past, or not a date)
- * none. `Pragma` means nothing in an answer (RFC 9111 §5.4), though PHP sends it with every session.
+ * The directives of a Cache-Control value (several headers arrive joined with commas), names in lower
+ * case, values unquoted; the first of two with one name counts. Read in one pass, quoted strings kept
+ * whole, so that a comma or a directive's name inside quotes (`private="Set-Cookie, X"`) is no directive.
+ */
+export function directivesOf (value: string): Map<string, string | undefined> {
+  const directives = new Map<string, string | undefined>()
+  let i = 0
+  while (i < value.length) {
+    let end = i
+    while (end < value.length && value[end] !== ',' && value[end] !== '=') end++
+    const name = value.slice(i, end).trim().toLowerCase()
+    let argument: string | undefined
+    i = end
+    if (value[i] === '=') {
+      i++
+      while (value[i] === ' ' || value[i] === '\t') i++
+      let quoted: string | undefined
+      let valid = true
+      if (value[i] === '"') {
+        quoted = ''
+        // A quoted-string, its backslash escapes undone.
+        for (i++; i < value.length && value[i] !== '"'; i++) quoted += value[i] === '\\' ? value[++i] ?? '' : value[i]
+        valid = i < value.length
+        i++
+      }
+      const rest = value.indexOf(',', Math.min(i, value.length))
+      const raw = value.slice(Math.min(i, value.length), rest === -1 ? value.length : rest).trim()
+      // A quote never closed, text after one, or nothing at all: an argument no one can read.
+      const text = quoted === undefined ? raw : raw === '' ? quoted : ''
+      argument = valid && text !== '' ? text : undefined
+      i = rest === -1 ? value.length : rest
+    }
+    if (name !== '' && !directives.has(name)) directives.set(name, argument)
+    i++
+  }
+  return directives
+}
+
+// RFC 9110 §5.6.7: IMF-fixdate, and the obsolete RFC 850 and asctime forms; nothing else is a date.
+const HTTP_DATE = /^(?:[A-Z][a-z]{2}, \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} GMT|[A-Z][a-z]+, \d{2}-[A-Z][a-z]{2}-\d{2} \d{2}:\d{2}:\d{2} GMT|[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2} \d{4})$/
+const httpDate = (value: string | null) => value !== null && HTTP_DATE.test(value) ? Date.parse(/GMT$/.test(value) ? value : `${value} GMT`) : Number.NaN
+
+/**
+ * RFC 9111 as a shared cache reads it: no-store (and an unqualified no-cache, which allows no use
+ * without asking the site again) is nobody; an unqualified private is the browser only (qualified,
+ * they name fields a shared cache must not keep, and it may keep the rest). Then the lifetime:
+ * s-maxage, else max-age, else `Expires` (a date after the answer's); a lifetime that is zero, invalid
+ * or past is none (RFC 9111 §4.2.1: stale). Without one, `public` or a heuristically cacheable status
+ * lets a shared cache keep it. `Pragma` means nothing in an answer (RFC 9111 §5.4), though PHP sends
+ * it with every session.
  */
 export function cacheabilityOf (status: number, headers: Headers): Cacheability {
-  const cacheControl = headers.get('cache-control')
-  if (cacheControl === null && headers.has('expires')) {
-    const expires = Date.parse(headers.get('expires')!)
-    const date = Date.parse(headers.get('date') ?? '')
-    return expires > (Number.isNaN(date) ? Date.now() : date) ? 'shared' : 'none'
+  const directives = directivesOf(headers.get('cache-control') ?? '')
+  if (directives.has('no-store') || (directives.has('no-cache') && directives.get('no-cache') === undefined)) return 'none'
+  if (directives.has('private') && directives.get('private') === undefined) return 'private'
+  const lifetime = directives.has('s-maxage') ? directives.get('s-maxage') : directives.get('max-age')
+  if (directives.has('s-maxage') || directives.has('max-age')) return /^\d+$/.test(lifetime ?? '') && Number(lifetime) > 0 ? 'shared' : 'none'
+  if (headers.has('expires')) {
+    const date = httpDate(headers.get('date'))
+    return httpDate(headers.get('expires')) > (Number.isNaN(date) ? Date.now() : date) ? 'shared' : 'none'
   }
-  const directives = (cacheControl ?? '').toLowerCase().split(',').map((d) => d.trim().split('=')[0])
-  if (directives.includes('no-store') || directives.includes('no-cache')) return 'none'
-  if (directives.includes('private')) return 'private'
-  const maxAge = /(?:^|,)\s*(?:s-maxage|max-age)\s*=\s*"?(\d+)/i.exec(cacheControl ?? '')
-  if (maxAge !== null) return Number(maxAge[1]) > 0 ? 'shared' : 'none'
-  if (directives.includes('public') || HEURISTIC.has(status)) return 'shared'
-  return 'none'
+  return directives.has('public') || HEURISTIC.has(status) ? 'shared' : 'none'
 }
 
 /**

@@ -188,3 +188,44 @@ t.test('what a cache may do, and PHP\'s urldecode', async (t) => {
   t.equal(renewed('def').sessionCookie, true)
   t.match(at('/Security/login?a=1&BackURL=x&BackURL=y'), { location: '/Security/login?a=1&{return}&BackURL=y', backUrl: 'x', locationForm: 'relative' })
 })
+
+t.test('Cache-Control read as RFC 9111 parses it: quoted values, qualified forms, duplicates, invalid lifetimes', async (t) => {
+  const h = (entries: Array<[string, string]>) => new Headers(entries)
+  const cc = (...values: string[]) => h(values.map((v) => ['cache-control', v]))
+  // A qualified private or no-cache names the fields a shared cache must not keep; it may keep the rest.
+  t.equal(cacheabilityOf(200, cc('private="Set-Cookie", max-age=300')), 'shared', 'qualified private')
+  t.equal(cacheabilityOf(200, cc('no-cache="Set-Cookie, X-Token", max-age=300')), 'shared', 'qualified no-cache, a comma inside its quotes')
+  t.equal(cacheabilityOf(200, cc('community="UCI, no-store", max-age=300')), 'shared', 'no-store inside an extension\'s quoted value is no directive')
+  t.equal(cacheabilityOf(200, cc('PRIVATE')), 'private')
+  t.equal(cacheabilityOf(200, cc('max-age=300', 'no-store')), 'none', 'no-store in a second header')
+  t.equal(cacheabilityOf(200, cc('public, max-age=300', 'Private')), 'private', 'private in a second header')
+  // A shared cache takes s-maxage over max-age, wherever each is written.
+  t.equal(cacheabilityOf(200, cc('max-age=0, s-maxage=300')), 'shared')
+  t.equal(cacheabilityOf(200, cc('s-maxage=0, max-age=300')), 'none')
+  // An invalid lifetime is stale (RFC 9111 §4.2.1), not a licence for heuristics.
+  for (const bad of ['max-age=abc', 'max-age=-1', 'max-age=', 'max-age="30', 's-maxage=1e3']) t.equal(cacheabilityOf(200, cc(bad)), 'none', bad)
+  t.equal(cacheabilityOf(200, cc('max-age="300"')), 'shared', 'a quoted lifetime is read (RFC 9111 §5.2)')
+  t.equal(cacheabilityOf(200, cc('max-age=300, max-age=0')), 'shared', 'the first of two')
+  t.equal(cacheabilityOf(200, cc('no-cache="x\\", no-store", max-age=\t60')), 'shared', 'an escaped quote inside quotes')
+  // An argument no one can read leaves the stricter reading.
+  for (const odd of ['private="Set-Cookie', 'private="a\\', 'private="a" b', 'private=', ', ,private']) t.equal(cacheabilityOf(200, cc(odd)), 'private', odd)
+})
+
+t.test('Expires read as an HTTP-date only, beside a Cache-Control without a lifetime too', async (t) => {
+  const date = 'Sat, 28 Nov 2026 12:00:00 GMT'
+  const h = (more: Record<string, string>) => new Headers({ date, ...more })
+  // Date.parse takes '2030' or '1 1 2030' for a date: a cache does not.
+  for (const bad of ['2030', '99999', '1 1 2030', 'Thu, 01 Jan 2099 00:00:00 GMT, Fri, 01 Jan 2100 00:00:00 GMT']) {
+    t.equal(cacheabilityOf(302, h({ expires: bad })), 'none', bad)
+  }
+  for (const good of ['Sun, 29 Nov 2026 08:49:37 GMT', 'Sunday, 29-Nov-26 08:49:37 GMT', 'Sun Nov 29 08:49:37 2026']) {
+    t.equal(cacheabilityOf(302, h({ expires: good })), 'shared', good)
+  }
+  // Expires gives the lifetime wherever no max-age or s-maxage does (RFC 9111 §5.3): PHP's 1981 date
+  // beside a Cache-Control the page set itself leaves the answer stale.
+  t.equal(cacheabilityOf(200, h({ 'cache-control': 'public', expires: 'Thu, 19 Nov 1981 08:52:00 GMT' })), 'none')
+  t.equal(cacheabilityOf(302, h({ 'cache-control': 'must-revalidate', expires: 'Sun, 29 Nov 2026 08:49:37 GMT' })), 'shared')
+  t.equal(cacheabilityOf(200, h({ 'cache-control': 'max-age=60', expires: 'Thu, 19 Nov 1981 08:52:00 GMT' })), 'shared', 'max-age wins over Expires')
+  t.equal(cacheabilityOf(200, h({ 'cache-control': 'private', expires: 'Sun, 29 Nov 2026 08:49:37 GMT' })), 'private')
+  t.equal(cacheabilityOf(302, new Headers({ date: 'yesterday', expires: 'Sun, 29 Nov 2099 08:49:37 GMT' })), 'shared', 'an unreadable Date: now')
+})
