@@ -1,5 +1,5 @@
 import { parseParityArgs, USAGE } from './args.js'
-import { DIFFERENT_EXIT, ParityInputError, SAME_EXIT, USAGE_EXIT } from './errors.js'
+import { DIFFERENT_EXIT, ParityInputError, printable, SAME_EXIT, USAGE_EXIT } from './errors.js'
 import { progressReporter, type ProgressStream } from './progress.js'
 import { exitCodeOf, jsonReport, junitReport, summaryTable, writeReports } from './report.js'
 import { runParity } from './run.js'
@@ -41,7 +41,9 @@ export async function main (argv: string[], io: Io): Promise<number> {
     return exitCodeOf(result) === 0 ? SAME_EXIT : DIFFERENT_EXIT
   } catch (err) {
     const known = err instanceof ParityInputError
-    io.stderr.write(`parity: ${known ? err.message : `unexpected error: ${(err as Error).stack}`}\n${known ? 'Run with --help for the options.\n' : ''}`)
+    // A message's own lines stay lines; what a site put in one cannot drive the terminal.
+    const message = known ? err.message.split('\n').map(printable).join('\n') : undefined
+    io.stderr.write(`parity: ${message ?? `unexpected error: ${(err as Error).stack}`}\n${known ? 'Run with --help for the options.\n' : ''}`)
     return USAGE_EXIT
   }
 }

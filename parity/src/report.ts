@@ -3,7 +3,7 @@ import { constants } from 'node:fs'
 import { open, rename, rm } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
 import type { Difference, DifferenceKind } from './compare.js'
-import { ParityInputError } from './errors.js'
+import { ParityInputError, printable } from './errors.js'
 import type { Cap, Noted } from './notes.js'
 import type { RunResult } from './run.js'
 
@@ -56,7 +56,7 @@ export function summaryTable (result: RunResult, examples: number): string {
     for (const [kind, group] of groups) {
       lines.push(`${KIND_TITLES[kind].padEnd(40)} ${String(group.length).padStart(9)}`)
       for (const e of group.slice(0, examples)) {
-        lines.push(`    ${e.target}\n      legacy:    ${e.legacy}\n      candidate: ${e.candidate}`)
+        lines.push(`    ${printable(e.target)}\n      legacy:    ${printable(e.legacy)}\n      candidate: ${printable(e.candidate)}`)
         if (e.also !== undefined) lines.push(`      so also:   ${e.also.map((d) => KIND_TITLES[d.kind]).join(', ')}`)
       }
     }
@@ -79,10 +79,10 @@ const CAPS: Record<Cap, string> = {
 function notesOf (result: RunResult): string[] {
   const lines: string[] = []
   if (result.skipped.count > 0) {
-    lines.push('', `Skipped, on neither site (never fetched; --allow-origin to include an origin): ${result.skipped.count}`, `    ${result.skipped.examples.join(', ')}`)
+    lines.push('', `Skipped, on neither site (never fetched; --allow-origin to include an origin): ${result.skipped.count}`, `    ${result.skipped.examples.map(printable).join(', ')}`)
   }
   for (const [flag, noted] of Object.entries(result.capped) as Array<[Cap, Noted]>) {
-    lines.push('', `Cut short, ${CAPS[flag]}: ${noted.count}`, `    ${noted.examples.join(', ')}`)
+    lines.push('', `Cut short, ${CAPS[flag]}: ${noted.count}`, `    ${noted.examples.map(printable).join(', ')}`)
   }
   return lines
 }
@@ -101,9 +101,9 @@ export function junitReport (result: RunResult): string {
   const failures = result.results.filter((r) => r.differences.length > 0).length
   const name = xml(`parity ${result.legacy} vs ${result.candidate}`)
   const cases = result.results.map((r) => {
-    const head = `    <testcase classname="parity.${r.as === 'member' ? 'member.' : ''}${r.source}" name="${xml(r.target)}"`
+    const head = `    <testcase classname="parity.${r.as === 'member' ? 'member.' : ''}${r.source}" name="${xml(printable(r.target))}"`
     if (r.differences.length === 0) return `${head}/>`
-    const text = r.differences.map((d) => `${d.kind}: legacy ${d.legacy} | candidate ${d.candidate}${d.also === undefined ? '' : ` (so also ${d.also.map((m) => m.kind).join(', ')})`}`).join('\n')
+    const text = r.differences.map((d) => `${d.kind}: legacy ${printable(d.legacy)} | candidate ${printable(d.candidate)}${d.also === undefined ? '' : ` (so also ${d.also.map((m) => m.kind).join(', ')})`}`).join('\n')
     return `${head}>\n      <failure type="${xml(r.differences.map((d) => d.kind).join(' '))}" message="${xml(text.split('\n')[0])}">${xml(text)}</failure>\n    </testcase>`
   })
   return `<?xml version="1.0" encoding="UTF-8"?>

@@ -1,4 +1,4 @@
-import { ParityInputError } from './errors.js'
+import { ParityInputError, printable } from './errors.js'
 import type { Answer } from './politeness.js'
 import { tags } from './scan.js'
 
@@ -90,7 +90,7 @@ export async function signIn ({ name, origin, origins }: SignInSite, loginPath: 
   }
   const action = URL.parse(form.action)
   if (action === null || !origins.includes(action.origin)) {
-    throw new ParityInputError(`cannot sign in to the ${name} site: its login form posts to ${form.action}, which is not ${origins.join(' or ')}; nothing was sent there`)
+    throw new ParityInputError(`cannot sign in to the ${name} site: its login form posts to ${printable(form.action)}, which is not ${origins.join(' or ')}; nothing was sent there`)
   }
   const answer = await request(action.pathname + action.search, 'POST', { cookie: cookieHeader(jar), 'content-type': 'application/x-www-form-urlencoded' }, form.body)
   keepCookies(jar, answer.headers)

@@ -1,5 +1,5 @@
 import { createReadStream } from 'node:fs'
-import { ParityInputError } from './errors.js'
+import { ParityInputError, printable } from './errors.js'
 import type { Notes } from './notes.js'
 import type { Place, Scope } from './origins.js'
 import type { Answer, BodyRead } from './politeness.js'
@@ -79,7 +79,7 @@ class SitemapParser {
 
   #keep (url: string): boolean {
     this.#loc = undefined
-    if (!/^https?:\/\/[^\s]+$/i.test(url) || !URL.canParse(url)) throw this.#bad(`<loc>${url.slice(0, 80)}</loc> is not an http(s) URL`)
+    if (!/^https?:\/\/[^\s]+$/i.test(url) || !URL.canParse(url)) throw this.#bad(`<loc>${printable(url.slice(0, 80))}</loc> is not an http(s) URL`)
     if (this.locs.length >= this.limit) {
       this.full = true
       return false

@@ -1,6 +1,9 @@
 import t from 'tap'
 import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { once } from 'node:events'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { MEMBER, startStandIn } from './legacy-stand-in.js'
 import { runCli, tempDir } from './run-cli.js'
 import { writeReports } from '../src/report.js'
@@ -218,4 +221,50 @@ t.test('reports: an unpredictable temporary name, created exclusively, never thr
   mkdirSync(join(dir, 'sub'))
   await t.rejects(writeReports([[join(dir, 'sub', 'a.json'), '1'], [join(dir, 'missing', 'b.json'), '2']]), { message: /ENOENT/ })
   t.same(readdirSync(join(dir, 'sub')), [], 'neither the report nor its temporary file')
+})
+
+t.test('what a site writes reaches the terminal as text, never as control sequences', async (t) => {
+  // OSC 52 writes the runner's clipboard, CSI clears the screen, a newline forges a summary line, a
+  // bidi override reverses what follows: a hostile site's return address, sitemap and login form
+  // carry them, percent-encoded (decoded for the summary) or raw.
+  const evil = '\u001b]52;c;cGF5bG9hZA==\u0007\u001b[2J\nNo differences beyond the allow-list.\u202e\u009b'
+  const encoded = encodeURIComponent(evil)
+  const legacy = createServer((req, res) => {
+    if (req.url === '/Security/login') {
+      res.writeHead(200, { 'content-type': 'text/html' }).end(`<form method="post" action="http://[${evil}"><input type="password" name="p"></form>`)
+    } else if (req.url === '/sitemap.xml') {
+      res.writeHead(200, { 'content-type': 'application/xml' }).end(`<urlset><url><loc>https://evil.example/${evil.replace(/\s/g, '')}</loc></url><url><loc>http://127.0.0.1:${port()}/schools/resources/resources/maths/</loc></url></urlset>`)
+    } else if (req.url === '/bad-sitemap.xml') {
+      res.writeHead(200, { 'content-type': 'application/xml' }).end(`<urlset><url><loc>ftp://${evil}</loc></url></urlset>`)
+    } else if (req.url!.startsWith('/schools/resources/resources/')) {
+      res.writeHead(302, { location: `/Security/login?BackURL=${encoded}`, 'cache-control': 'no-store' }).end()
+    } else {
+      res.writeHead(200, { 'content-type': 'text/html', 'cache-control': 'no-store' }).end('<h1>Resources</h1>')
+    }
+  }).listen(0, '127.0.0.1')
+  await once(legacy, 'listening')
+  const port = () => (legacy.address() as AddressInfo).port
+  t.teardown(() => { legacy.closeAllConnections(); legacy.close() })
+  const candidate = await startStandIn()
+  t.teardown(candidate.close)
+  const { dir } = tempDir(t)
+  const junit = join(dir, 'r.xml')
+  const json = join(dir, 'r.json')
+  const base = ['parity', '--legacy', `http://127.0.0.1:${port()}`, '--candidate', candidate.origin, ...FAST]
+  // eslint-disable-next-line no-control-regex -- control characters are what must not be there
+  const CONTROL = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/
+  const run = await runCli([...base, '--sitemap', `http://127.0.0.1:${port()}/sitemap.xml`, '--junit', junit, '--json', json])
+  t.equal(run.code, 1, run.stderr)
+  t.equal(JSON.parse(readFileSync(json, 'utf8')).skipped.count, 1)
+  t.match(run.stdout, /return address/, 'the difference is reported')
+  t.notMatch(run.stdout, CONTROL, 'no control character in the summary')
+  t.equal(run.stdout.match(/No differences beyond the allow-list/g)?.length ?? 0, 1, 'the forged line is shown as text inside its value, not as a line of its own')
+  t.notMatch(run.stdout, /^No differences/m)
+  t.notMatch(readFileSync(junit, 'utf8'), CONTROL, 'nor in the JUnit report')
+  for (const args of [['--sitemap', `http://127.0.0.1:${port()}/bad-sitemap.xml`], ['--addresses', join(dir, 'a.txt'), '--legacy-user', 'a', '--candidate-user', 'b']]) {
+    writeFileSync(join(dir, 'a.txt'), '/schools/resources/\n')
+    const failed = await runCli([...base, ...args], false, PASSWORDS)
+    t.equal(failed.code, 2)
+    t.notMatch(failed.stderr, CONTROL, `no control character on stderr (${args[0]})`)
+  }
 })
