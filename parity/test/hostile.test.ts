@@ -121,6 +121,8 @@ t.test('--allow-origin inside the network: only when a site given is there too',
   t.match(await runCli([...base, '--allow-origin', 'nope']), { code: 2, stderr: /--allow-origin "nope" is not an origin/ })
   t.match(await runCli([...base, '--allow-origin', 'http://no-such-host.invalid']), { code: 2, stderr: /--allow-origin http:\/\/no-such-host\.invalid: its host does not resolve \(/ })
   t.same(['::ffff:10.0.0.1', '100.64.0.1', '0.0.0.0', '::', '8.8.8.8', '2001:db8::1'].map(addressKind), ['private', 'private', 'loopback', 'loopback', undefined, undefined])
+  // IPv4 written as IPv6 in hex (how a URL writes [::ffff:127.0.0.1]) is the IPv4 address too.
+  t.same(['::ffff:7f00:1', '::ffff:a9fe:a9fe', '::ffff:c0a8:1'].map(addressKind), ['loopback', 'link-local', 'private'])
 })
 
 t.test('bounded work: a gzip bomb, huge sitemaps, each cap a flag, each hit reported', async (t) => {
@@ -267,4 +269,53 @@ t.test('what a site writes reaches the terminal as text, never as control sequen
     t.equal(failed.code, 2)
     t.notMatch(failed.stderr, CONTROL, `no control character on stderr (${args[0]})`)
   }
+})
+
+t.test('odd spellings of another origin, a <base href> and redirects carry no credential there', async (t) => {
+  const canary = await startStandIn()
+  t.teardown(canary.close)
+  const c = new URL(canary.origin).port
+  let page = ''
+  let postAnswer: [number, Record<string, string>] = [302, { location: '/schools/resources/' }]
+  const legacy = createServer((req, res) => {
+    if (req.url === '/Security/login' && req.method === 'GET') res.writeHead(200, { 'content-type': 'text/html' }).end(page)
+    else if (req.method === 'POST') res.writeHead(...postAnswer).end()
+    else if (req.url === '/sitemap.xml') res.writeHead(200).end(`<urlset>${spellings.map((s) => `<url><loc>${s.replaceAll('&', '&amp;')}</loc></url>`).join('')}</urlset>`)
+    else if (req.url === '/schools/resources/') res.writeHead(200, { 'content-type': 'text/html' }).end(spellings.map((s) => `<a href="${s}">x</a>`).join(''))
+    else res.writeHead(404).end()
+  }).listen(0, '127.0.0.1')
+  await once(legacy, 'listening')
+  const l = (legacy.address() as AddressInfo).port
+  t.teardown(() => { legacy.closeAllConnections(); legacy.close() })
+  const spellings = [`//127.0.0.1:${c}/schools/resources/steal`, `\\\\127.0.0.1:${c}/schools/resources/steal`, `/\\127.0.0.1:${c}/schools/resources/steal`, `HTTP://127.0.0.1:${c}/schools/resources/steal`,
+    `http://127.0.0.1:${l}@127.0.0.1:${c}/schools/resources/steal`, `http://localhost:${c}/schools/resources/steal`, `http://127.0.0.1.:${c}/schools/resources/steal`, `http://2130706433:${c}/schools/resources/steal`,
+    `http://127.1:${c}/schools/resources/steal`, `http://[::ffff:127.0.0.1]:${c}/schools/resources/steal`, `http://\uff11\uff12\uff17.0.0.1:${c}/schools/resources/steal`, `http://127.0.0.1:0${c}/schools/resources/steal`,
+    `\thttp://127.0.0.1:${c}/schools/resources/steal`, 'javascript:fetch(1)']
+  const { file } = tempDir(t)
+  const base = ['parity', '--legacy', `http://127.0.0.1:${l}`, '--candidate', canary.origin.replace(c, String(l)), '--header', STAGING, ...FAST]
+  const signIn = [...base, '--addresses', file('a.txt', '/schools/resources/'), '--legacy-user', MEMBER.email, '--candidate-user', MEMBER.email]
+  for (const action of spellings) {
+    page = `<form method="post" action="${action}"><input name="Email"><input type="password" name="Password"></form>`
+    const run = await runCli(signIn, false, PASSWORDS)
+    t.match(run, { code: 2, stderr: /its login form posts to .*, which is not http:\/\/127\.0\.0\.1:\d+; nothing was sent there/ }, action)
+  }
+  // A <base href> elsewhere is not followed: the relative action is posted to the site itself.
+  page = `<base href="${canary.origin}/"><form method="post" action="Security/LoginForm"><input name="Email"><input type="password" name="Password"></form>`
+  t.equal((await runCli(signIn, false, PASSWORDS)).code, 0)
+  // A redirect from the login page, or from the form's answer (a 307 would have a browser post again), is not followed.
+  postAnswer = [307, { location: `${canary.origin}/steal` }]
+  t.equal((await runCli(signIn, false, PASSWORDS)).code, 0, 'a redirect away from the login page is a sign-in')
+  page = ''
+  const redirected = createServer((_req, res) => res.writeHead(302, { location: `${canary.origin}/Security/login` }).end()).listen(0, '127.0.0.1')
+  await once(redirected, 'listening')
+  t.teardown(() => redirected.close())
+  const r = (redirected.address() as AddressInfo).port
+  t.match(await runCli([...signIn.slice(0, 2), `http://127.0.0.1:${r}`, ...signIn.slice(3)], false, PASSWORDS), { code: 2, stderr: /has no form with a password field \(answered 302\)/ })
+  // The same spellings in a sitemap and in links: none reaches the canary.
+  t.equal((await runCli([...base, '--sitemap', `http://127.0.0.1:${l}/sitemap.xml`])).code, 2, 'no address left on either site')
+  const json = file('r.json', '')
+  const crawled = await runCli([...base, '--crawl', '--crawl-depth', '1', '--json', json])
+  t.equal(crawled.code, 0, crawled.stderr)
+  t.ok(report(json).skipped.count >= 10, 'the links elsewhere are skipped')
+  t.same(canary.log, [], 'the canary received nothing at all')
 })
