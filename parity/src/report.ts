@@ -128,7 +128,8 @@ export async function writeReports (files: Array<[string, string]>, random = () 
   try {
     for (const [file, text] of files) {
       const temp = join(dirname(file), `.${basename(file)}.${random()}.tmp`)
-      const handle = await open(temp, EXCLUSIVE, 0o666)
+      // Never writable by others, even under a umask of 0 (a container's, a CI runner's); the umask still narrows it.
+      const handle = await open(temp, EXCLUSIVE, 0o664)
       temps.push(temp)
       try {
         await handle.writeFile(text)

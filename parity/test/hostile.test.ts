@@ -1,5 +1,5 @@
 import t from 'tap'
-import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { once } from 'node:events'
 import { createServer } from 'node:http'
@@ -223,6 +223,18 @@ t.test('reports: an unpredictable temporary name, created exclusively, never thr
   mkdirSync(join(dir, 'sub'))
   await t.rejects(writeReports([[join(dir, 'sub', 'a.json'), '1'], [join(dir, 'missing', 'b.json'), '2']]), { message: /ENOENT/ })
   t.same(readdirSync(join(dir, 'sub')), [], 'neither the report nor its temporary file')
+})
+
+t.test('reports: never writable by everyone, whatever the umask', async (t) => {
+  const { dir } = tempDir(t)
+  const before = process.umask(0)
+  t.teardown(() => { process.umask(before) })
+  const file = join(dir, 'r.json')
+  await writeReports([[file, '{}\n']])
+  t.equal(statSync(file).mode & 0o777, 0o664, 'a umask of 0 gives no write to others')
+  process.umask(0o027)
+  await writeReports([[file, '{}\n']])
+  t.equal(statSync(file).mode & 0o777, 0o640, 'a stricter umask is kept')
 })
 
 t.test('what a site writes reaches the terminal as text, never as control sequences', async (t) => {
