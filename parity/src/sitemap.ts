@@ -21,12 +21,14 @@ class SitemapParser {
   closed = false
   /** It listed more than `limit` URLs: reading stopped there. */
   full = false
+  /** An index where none is followed (within an index): reading stopped at its root element. */
+  unwanted = false
   readonly locs: string[] = []
   #carry = ''
   #inComment = false
   #loc: string | undefined
 
-  constructor (private readonly name: string, private readonly limit: number) {}
+  constructor (private readonly name: string, private readonly limit: number, private readonly indexWanted = true) {}
 
   #bad (why: string): ParityInputError {
     return new ParityInputError(`sitemap ${this.name} does not parse: ${why}`)
@@ -71,6 +73,8 @@ class SitemapParser {
         this.#loc = ''
       } else if (slash === '' && this.root === undefined && (name === 'urlset' || name === 'sitemapindex')) {
         this.root = name
+        // An index within an index is not followed: its list would cost the reading and none of its addresses.
+        if (name === 'sitemapindex' && !this.indexWanted) { this.unwanted = true; return false }
       } else if (slash === '/' && name === this.root) {
         this.closed = true
       }
@@ -90,10 +94,11 @@ class SitemapParser {
 
   /** The URLs it listed, once the text is over (`whole`: not cut short by a cap). */
   end (whole: boolean): { index: boolean, locs: string[] } {
-    if (this.root === undefined || (whole && !this.full && !this.closed)) {
+    const stopped = this.full || this.unwanted
+    if (this.root === undefined || (whole && !stopped && !this.closed)) {
       throw this.#bad('no <urlset> or <sitemapindex> element, or it is not closed')
     }
-    if (whole && !this.full && this.#loc !== undefined) throw this.#bad('a <loc> is not closed')
+    if (whole && !stopped && this.#loc !== undefined) throw this.#bad('a <loc> is not closed')
     return { index: this.root === 'sitemapindex', locs: this.locs }
   }
 }
@@ -133,15 +138,15 @@ async function readFileInto (file: string, parser: SitemapParser, maxBytes: numb
 }
 
 /** One sitemap (a file, or a URL on a site) read up to its caps; what it lists, and whether it is an index. */
-async function loadOne (source: string, place: Place | undefined, limit: number, { get, bounds, notes }: Reading): Promise<{ index: boolean, locs: string[] }> {
-  let parser = new SitemapParser(source, limit)
+async function loadOne (source: string, place: Place | undefined, limit: number, { get, bounds, notes }: Reading, indexWanted = true): Promise<{ index: boolean, locs: string[] }> {
+  let parser = new SitemapParser(source, limit, indexWanted)
   let cut: boolean
   if (place === undefined) {
     cut = await readFileInto(source, parser, bounds.maxBody)
   } else {
     let answer: Answer
     try {
-      answer = await get(place, { maxBytes: bounds.maxBody, reader: () => { parser = new SitemapParser(source, limit); return (text) => parser.write(text) } })
+      answer = await get(place, { maxBytes: bounds.maxBody, reader: () => { parser = new SitemapParser(source, limit, indexWanted); return (text) => parser.write(text) } })
     } catch (err) {
       if (err instanceof ParityInputError) throw err
       throw new ParityInputError(`sitemap ${source}: cannot fetch it: ${(err as Error).message}`)
@@ -183,8 +188,8 @@ export async function readSitemap (source: string, reading: Reading): Promise<st
     const place = scope.place(loc)
     if (place === undefined) { notes.skip(loc); continue }
     if (read === bounds.maxAddresses) { notes.cap('--sitemap-max', loc); break }
-    const child = await loadOne(loc, place, bounds.maxAddresses - read, reading)
-    // An index within an index is not followed.
+    // An index within an index is not followed: it is read up to its root element only.
+    const child = await loadOne(loc, place, bounds.maxAddresses - read, reading, false)
     if (!child.index) keep(child.locs)
   }
   return targets

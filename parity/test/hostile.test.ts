@@ -172,6 +172,18 @@ t.test('bounded work: a gzip bomb, huge sitemaps, each cap a flag, each hit repo
   }
 })
 
+t.test('an index within an index: not read past its root element, so it uses none of --sitemap-max', async (t) => {
+  const legacy = await startStandIn({ hostile: { indexLocs: Array.from({ length: 5 }, (_, i) => `http://10.0.0.${i}/sitemap.xml`) } })
+  t.teardown(legacy.close)
+  const { dir, file } = tempDir(t)
+  const json = join(dir, 'r.json')
+  const index = file('index.xml', `<sitemapindex><sitemap><loc>${legacy.origin}/sitemap.xml</loc></sitemap><sitemap><loc>${legacy.origin}/sitemap-pages.xml</loc></sitemap></sitemapindex>`)
+  const run = await runCli(['parity', '--legacy', legacy.origin, '--candidate', legacy.origin, '--sitemap', index, '--sitemap-max', '3', '--json', json, ...FAST])
+  t.equal(run.code, 0, run.stderr)
+  t.same(report(json).capped, {}, 'its six <loc>s were not read: no cap was hit')
+  t.same([report(json).results.map((r) => r.target), report(json).skipped.count], [['/schools/resources/'], 0], 'the next sitemap is read; the nested one\'s addresses are neither kept nor skipped')
+})
+
 t.test('sitemap files: read in one pass, whatever falls across a chunk', async (t) => {
   const legacy = await startStandIn()
   t.teardown(legacy.close)
