@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net'
 import { MEMBER, startStandIn } from './legacy-stand-in.js'
 import { runCli, tempDir } from './run-cli.js'
 import { writeReports } from '../src/report.js'
-import { addressKind } from '../src/origins.js'
+import { addressKind, checkAllowedOrigins } from '../src/origins.js'
 
 // The legacy site is not ours: a hostile (or compromised) one gets nothing it was not given, cannot send
 // the checker elsewhere, cannot exhaust it, and cannot have it write through a planted link.
@@ -123,6 +123,17 @@ t.test('--allow-origin inside the network: only when a site given is there too',
   t.same(['::ffff:10.0.0.1', '100.64.0.1', '0.0.0.0', '::', '8.8.8.8', '2001:db8::1'].map(addressKind), ['private', 'private', 'loopback', 'loopback', undefined, undefined])
   // IPv4 written as IPv6 in hex (how a URL writes [::ffff:127.0.0.1]) is the IPv4 address too.
   t.same(['::ffff:7f00:1', '::ffff:a9fe:a9fe', '::ffff:c0a8:1'].map(addressKind), ['loopback', 'link-local', 'private'])
+})
+
+t.test('--allow-origin: every spelling of this machine is loopback when the sites are public', async (t) => {
+  // Two public sites (numeric, so that nothing is looked up on the network).
+  const sites = { legacy: 'https://93.184.215.14', candidate: 'https://93.184.215.15' }
+  const spellings = ['http://[::1]', 'http://[::ffff:127.0.0.1]', 'http://0.0.0.0', 'http://2130706433', 'http://127.1', 'http://0x7f.1', 'http://localhost', 'http://127.0.0.1.', 'http://[::]']
+  for (const spelling of spellings) {
+    await t.rejects(checkAllowedOrigins({ ...sites, allowOrigins: [new URL(spelling).origin] }), { name: 'ParityInputError', message: /is on a loopback address, and neither --legacy nor --candidate is/ }, spelling)
+  }
+  await t.rejects(checkAllowedOrigins({ ...sites, allowOrigins: ['http://[::ffff:a9fe:a9fe]'] }), { message: /link-local/ })
+  await t.resolves(checkAllowedOrigins({ ...sites, allowOrigins: ['https://93.184.215.16'] }))
 })
 
 t.test('bounded work: a gzip bomb, huge sitemaps, each cap a flag, each hit reported', async (t) => {
