@@ -212,7 +212,7 @@ export function parseParityArgs (argv: string[], env: Record<string, string | un
     candidateOrigins: [...new Set([candidate, candidatePublic])],
     addressFiles: values.addresses,
     sitemaps: values.sitemap,
-    crawl: values.crawl ? { depth: count(values['crawl-depth'], 'crawl-depth', 0), max: count(values['crawl-max'], 'crawl-max', 1) } : undefined,
+    crawl: values.crawl ? { depth: whole(values['crawl-depth'], 'crawl-depth', 0), max: whole(values['crawl-max'], 'crawl-max', 1) } : undefined,
     variants: values.variants,
     prefix: values.prefix,
     userAgent: values['user-agent'],
@@ -224,10 +224,10 @@ export function parseParityArgs (argv: string[], env: Record<string, string | un
     sessionCookies: values['session-cookie'],
     method: values.head ? 'HEAD' : 'GET',
     politeness: {
-      concurrency: count(values.concurrency, 'concurrency', 1),
+      concurrency: whole(values.concurrency, 'concurrency', 1),
       ratePerSecond: count(values.rate, 'rate', 0.01),
       timeoutMs: count(values.timeout, 'timeout', 1),
-      retries: count(values.retries, 'retries', 0),
+      retries: whole(values.retries, 'retries', 0),
       backoffMs: DEFAULT_POLITENESS.backoffMs
     },
     allowOrigins: [...new Set(values['allow-origin'].map((o) => origin(o, 'allow-origin')))],
@@ -238,7 +238,7 @@ export function parseParityArgs (argv: string[], env: Record<string, string | un
     defaultAllow: !values['no-default-allow'],
     json: values.json,
     junit: values.junit,
-    examples: count(values.examples, 'examples', 0),
+    examples: whole(values.examples, 'examples', 0),
     ...(signIn === undefined ? {} : { signIn })
   }
 }

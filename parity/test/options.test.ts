@@ -123,7 +123,13 @@ t.test('the command line: help, mistakes, and no stack trace ever', async (t) =>
     [[...ok, '--header', 'no colon'], /--header "no colon" is not a header/],
     [[...ok, '--rate', '0'], /--rate "0" must be a number of at least 0\.01/],
     [[...ok, '--concurrency', 'many'], /--concurrency "many" must be a number of at least 1/],
-    [[...ok, '--crawl-depth=-1'], /--crawl-depth "-1"/]
+    [[...ok, '--crawl-depth=-1'], /--crawl-depth "-1"/],
+    // Counts of things are whole: 1.5 requests at once or 2.5 retries mean nothing.
+    [[...ok, '--concurrency', '1.5'], /--concurrency "1\.5" must be a whole number of at least 1/],
+    [[...ok, '--crawl-depth', '0.5'], /--crawl-depth "0\.5" must be a whole number of at least 0/],
+    [[...ok, '--crawl-max', '2.5'], /--crawl-max "2\.5" must be a whole number of at least 1/],
+    [[...ok, '--retries', '0.5'], /--retries "0\.5" must be a whole number of at least 0/],
+    [[...ok, '--examples', '1.5'], /--examples "1\.5" must be a whole number of at least 0/]
   ]
   for (const [args, message] of mistakes) {
     const run = await runCli(['parity', ...args])
