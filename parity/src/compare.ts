@@ -74,8 +74,10 @@ const httpDate = (value: string | null) => value !== null && HTTP_DATE.test(valu
  * RFC 9111 as a shared cache reads it: no-store (and an unqualified no-cache, which allows no use
  * without asking the site again) is nobody; an unqualified private is the browser only (qualified,
  * they name fields a shared cache must not keep, and it may keep the rest). Then the lifetime:
- * s-maxage, else max-age, else `Expires` (a date after the answer's); a lifetime that is zero, invalid
- * or past is none (RFC 9111 §4.2.1: stale). Without one, `public` or a heuristically cacheable status
+ * s-maxage, else max-age; a lifetime that is zero or invalid is none (RFC 9111 §4.2.1: stale). `Expires`
+ * only where the answer has no `Cache-Control` at all (a date after the answer's shared, else none): an
+ * app that wrote its own Cache-Control meant it, and PHP's session pages carry a 1981 `Expires`
+ * beside whatever the page set. Without one, `public` or a heuristically cacheable status
  * lets a shared cache keep it. `Pragma` means nothing in an answer (RFC 9111 §5.4), though PHP sends
  * it with every session.
  */
@@ -85,7 +87,7 @@ export function cacheabilityOf (status: number, headers: Headers): Cacheability 
   if (directives.has('private') && directives.get('private') === undefined) return 'private'
   const lifetime = directives.has('s-maxage') ? directives.get('s-maxage') : directives.get('max-age')
   if (directives.has('s-maxage') || directives.has('max-age')) return /^\d+$/.test(lifetime ?? '') && Number(lifetime) > 0 ? 'shared' : 'none'
-  if (headers.has('expires')) {
+  if (!headers.has('cache-control') && headers.has('expires')) {
     const date = httpDate(headers.get('date'))
     return httpDate(headers.get('expires')) > (Number.isNaN(date) ? Date.now() : date) ? 'shared' : 'none'
   }

@@ -227,10 +227,10 @@ t.test('Expires read as an HTTP-date only, beside a Cache-Control without a life
   for (const good of ['Sun, 29 Nov 2026 08:49:37 GMT', 'Sunday, 29-Nov-26 08:49:37 GMT', 'Sun Nov 29 08:49:37 2026']) {
     t.equal(cacheabilityOf(302, h({ expires: good })), 'shared', good)
   }
-  // Expires gives the lifetime wherever no max-age or s-maxage does (RFC 9111 §5.3): PHP's 1981 date
-  // beside a Cache-Control the page set itself leaves the answer stale.
-  t.equal(cacheabilityOf(200, h({ 'cache-control': 'public', expires: 'Thu, 19 Nov 1981 08:52:00 GMT' })), 'none')
-  t.equal(cacheabilityOf(302, h({ 'cache-control': 'must-revalidate', expires: 'Sun, 29 Nov 2026 08:49:37 GMT' })), 'shared')
+  // Expires counts only where there is no Cache-Control (issue 41): PHP's 1981 date beside a
+  // Cache-Control the page set itself does not override it, and a future one adds nothing to it.
+  t.equal(cacheabilityOf(200, h({ 'cache-control': 'public', expires: 'Thu, 19 Nov 1981 08:52:00 GMT' })), 'shared')
+  t.equal(cacheabilityOf(302, h({ 'cache-control': 'must-revalidate', expires: 'Sun, 29 Nov 2026 08:49:37 GMT' })), 'none', 'a 302 with no lifetime and no public')
   t.equal(cacheabilityOf(200, h({ 'cache-control': 'max-age=60', expires: 'Thu, 19 Nov 1981 08:52:00 GMT' })), 'shared', 'max-age wins over Expires')
   t.equal(cacheabilityOf(200, h({ 'cache-control': 'private', expires: 'Sun, 29 Nov 2026 08:49:37 GMT' })), 'private')
   t.equal(cacheabilityOf(302, new Headers({ date: 'yesterday', expires: 'Sun, 29 Nov 2099 08:49:37 GMT' })), 'shared', 'an unreadable Date: now')
