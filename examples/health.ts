@@ -11,10 +11,11 @@ export interface StoreSentinel {
   sendCommand (isReadonly: boolean | undefined, args: string[]): Promise<unknown>
 }
 
-/** A node-redis Cluster client (createCluster): its slot map, and commands routed by key. */
+/** A node-redis Cluster client (createCluster): its slot map, commands routed by key, and each node's client. */
 export interface StoreCluster {
   readonly slots: ReadonlyArray<{ master: { address: string } } | undefined>
   sendCommand (firstKey: string, isReadonly: boolean | undefined, args: string[]): Promise<unknown>
+  nodeClient (node: { address: string }): Promise<StoreClient>
 }
 
 export type Store = StoreClient | StoreSentinel | StoreCluster
@@ -154,8 +155,9 @@ async function clusterState (cluster: StoreCluster, timeoutMs: number, prefix: s
   if (silent.length === 0) return { ok: true, store: 'cluster', shards }
   const speaking = ranges.find((_range, i) => answers[i])
   if (speaking !== undefined) {
-    const key = keyIn(prefix, speaking.from, speaking.to)
-    const reply = await within(timeoutMs, cluster.sendCommand(key, false, ['CLUSTER', 'SLOTS'])).catch(() => undefined)
+    // Through that master's own connection: node-redis sends a keyless command to any node, the silent one included.
+    const ask = async () => (await cluster.nodeClient(cluster.slots[speaking.from]!.master)).sendCommand(['CLUSTER', 'SLOTS'])
+    const reply = await within(timeoutMs, ask()).catch(() => undefined)
     if (reply !== undefined) {
       const masterOf = clusterMap(reply)
       for (const [i, shard] of shards.entries()) {
