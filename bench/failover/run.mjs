@@ -101,6 +101,12 @@ async function sentinelTopology () {
   const [primary, replica] = [BASE_PORT, BASE_PORT + 1]
   const sentinels = [SENTINEL_PORT, SENTINEL_PORT + 1, SENTINEL_PORT + 2]
   const currentPrimary = async () => Number((await cli(sentinels[0], 'SENTINEL', 'GET-MASTER-ADDR-BY-NAME', NAME)).split('\n')[1])
+  // node-redis listens to one sentinel; the others learn a new configuration from its hello messages.
+  const everySentinel = async (port) => {
+    for (const sentinel of sentinels) if (Number((await cli(sentinel, 'SENTINEL', 'GET-MASTER-ADDR-BY-NAME', NAME)).split('\n')[1]) !== port) return false
+    return true
+  }
+  const agreed = (mark) => currentPrimary().then((port) => until('every sentinel to name it', () => everySentinel(port))).then(() => mark('every sentinel names it'))
   const settled = async () => {
     const info = await cli(await currentPrimary(), 'INFO', 'replication')
     return /role:master/.test(info) && /state=online/.test(info)
@@ -128,6 +134,7 @@ async function sentinelTopology () {
         await until('the failover', async () => await currentPrimary() !== before)
         promoted(right(await currentPrimary()))
         mark('new primary named by the sentinels')
+        await agreed(mark)
         await until('the old primary in sync as a replica', settled)
         mark('old primary back as a replica in sync')
       }
@@ -143,6 +150,7 @@ async function sentinelTopology () {
         await until('the promotion', async () => await currentPrimary() !== victim)
         promoted(right(await currentPrimary()))
         mark('replica promoted by the sentinels')
+        await agreed(mark)
         await redis(victim, [])
         mark('killed server restarted (empty)')
         await until('the restarted server in sync', settled)
@@ -158,6 +166,7 @@ async function sentinelTopology () {
         await until('the promotion', async () => await currentPrimary() !== victim)
         promoted(right(await currentPrimary()))
         mark('replica promoted by the sentinels')
+        await agreed(mark)
         await sleep(PAUSE_AFTER_MS)
         stall(victim, false)
         mark('stalled server resumed')
@@ -373,6 +382,9 @@ async function runTopology (name) {
         kept: [],
         readyzFailed: 0,
         readyzAsked: 0,
+        readyzSlow: 0,
+        readyzMaxMs: 0,
+        haproxyAt: [],
         storez: [],
         marks: [],
         promotedAt: undefined,
@@ -383,7 +395,11 @@ async function runTopology (name) {
       return phase
     }
     /** A 5xx is counted by who answered it; a 503 of the example's by whether it has Retry-After. */
-    const kindOf = (a) => a.status === 'error' ? 'error' : a.status < 500 ? String(a.status) : a.haproxy ? `${a.status} haproxy` : `${a.status}${a.retryAfter ? ' retry-after' : ' NO retry-after'}`
+    const kindOf = (a) => {
+      if (a.haproxy) phase.haproxyAt.push(Date.now() - phase.started)
+      return kindName(a)
+    }
+    const kindName = (a) => a.status === 'error' ? 'error' : a.status < 500 ? String(a.status) : a.haproxy ? `${a.status} haproxy` : `${a.status}${a.retryAfter ? ' retry-after' : ' NO retry-after'}`
     const state = { stopped: false }
     startPhase('steady')
 
@@ -421,9 +437,14 @@ async function runTopology (name) {
     const pollers = ports.flatMap((port) => [
       (async () => {
         while (!state.stopped) {
+          const asked = Date.now()
           const r = await request(`http://127.0.0.1:${port}`, '/readyz')
+          const ms = Date.now() - asked
           phase.readyzAsked++
           if (r.status !== 200) phase.readyzFailed++
+          // Slower than HAProxy's check timeout (its inter, 500 ms, without a timeout check): a failed check.
+          if (ms > 500) phase.readyzSlow++
+          phase.readyzMaxMs = Math.max(phase.readyzMaxMs, ms)
           await sleep(100)
         }
       })(),
@@ -484,7 +505,8 @@ async function runTopology (name) {
       console.log(`  sign-ins: ${fmt(p.signIns)}`)
       console.log(`  members' pages and sign-outs: ${fmt(p.member)}; sign-outs: ${p.signOuts.length} (${fmt(p.signOuts.reduce((m, s) => { tally(m, s.status); return m }, {}))}), the cookie expired by ${p.signOuts.filter((s) => s.expired).length}, still signed in after: ${stillIn}`)
       console.log(`  visitors (category redirect, login page, stylesheet): ${fmt(p.visitor)}`)
-      console.log(`  /readyz asked of each instance every 100 ms: ${p.readyzAsked - p.readyzFailed} of ${p.readyzAsked} answered 200`)
+      console.log(`  /readyz asked of each instance every 100 ms: ${p.readyzAsked - p.readyzFailed} of ${p.readyzAsked} answered 200; slowest ${p.readyzMaxMs} ms, ${p.readyzSlow} slower than 500 ms`)
+      if (p.haproxyAt.length > 0) console.log(`  HAProxy's own 503s: ${p.haproxyAt.length}, from +${p.haproxyAt[0]} to +${p.haproxyAt.at(-1)} ms`)
       if (p.right !== undefined) {
         const delays = ports.map((port) => {
           const first = p.storez.find((s) => s.port === port && s.at >= p.promotedAt)
