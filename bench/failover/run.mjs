@@ -365,6 +365,8 @@ async function runTopology (name) {
     children.set('haproxy', spawn('haproxy', ['-f', join(dir, 'haproxy.cfg'), '-db'], { stdio: 'ignore' }))
     const base = `http://127.0.0.1:${lb}`
     await until('haproxy', async () => (await request(base, '/schools/resources/')).status === 200)
+    const refused = (await request(base, '/storez')).status
+    if (refused !== 403) throw new Error(`HAProxy answered /storez with ${refused}, not 403: docs/health.md's configuration should refuse it`)
     // Every instance in rotation before the first event (rise 2 x inter 500 ms).
     await sleep(1500)
 
