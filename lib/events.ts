@@ -33,7 +33,13 @@ export interface SectionEvent {
 export type SignInFailureReason = 'wrong-credentials' | 'locked-out' | 'rate-limited' | 'csrf' | 'busy' |
   'missing-credentials' | 'insecure-connection' | (string & {})
 
-export interface SignInSucceededEvent extends SectionEvent { memberId: string | number }
+export interface SignInSucceededEvent extends SectionEvent {
+  memberId: string | number
+  /** How the member proved who they are: `'password'`, `'oidc'`, or a host's own word given to `reply.signInMember`. */
+  method: string
+  /** The OpenID provider's `id`, for `method: 'oidc'` (or a host's own, when it gave one). */
+  provider?: string
+}
 export interface SignInFailedEvent extends SectionEvent {
   reason: SignInFailureReason
   /** HMAC-SHA-256 (base64url) of the identifier tried, trimmed and lower-cased; undefined when none was given. */
