@@ -25,6 +25,7 @@ import { SignInLimits, warnWithoutDeviceSecret } from './sign-in/limits.js'
 import { PasswordChecks } from './sign-in/password-checks.js'
 import { decorateSignInMember } from './sign-in/sign-in-member.js'
 import type { SignInStepDeps } from './session/sign-in-step.js'
+import { oidcConfigs } from './sign-in/oidc-client.js'
 
 const FORM = 'application/x-www-form-urlencoded'
 
@@ -91,11 +92,13 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
     }
     sectionRoutes(section, routes)
     await fileRoutes(section, { ...routes, root: opts.filesRoot })
-    if (opts.authenticate === undefined || !opts.signIn) return
+    if (!opts.signIn) return
     // The logout forms' tokens, in every section; the routes in the first section with this login path.
     const csrf = await registerCsrf(section, opts.baseUrl)
     step!.renewCsrfCookie = csrf.dropCookie
-    if (!servesSignIn(section.server, paths, { authenticate: opts.authenticate, sessionKey: opts.sessionKey, logout: paths.logout, findMember: opts.findMember?.find, returnParam: opts.returnParam })) return
+    const settings = { authenticate: opts.authenticate, oidc: options.oidc, passwordSignIn: opts.passwordSignIn, sessionKey: opts.sessionKey, logout: paths.logout, findMember: opts.findMember?.find, returnParam: opts.returnParam }
+    if (!servesSignIn(section.server, paths, settings)) return
+    const oidc = opts.oidc === undefined ? undefined : { options: opts.oidc, configs: await oidcConfigs(section) }
     if (opts.lockout !== false) warnWithoutDeviceSecret(section.log, opts.lockout)
     const passwordChecks = new PasswordChecks(opts.passwordChecks)
     // Before the server waits for its requests to end: the sign-ins still in line are answered now.
@@ -105,6 +108,7 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
     })
     signInRoutes(section, {
       authenticate: opts.authenticate,
+      oidc,
       memberOf,
       session: session!,
       pages,

@@ -12,7 +12,7 @@ import type { MemberFinder } from './find-member.js'
 import type { SessionAdapter, SessionHandle } from './session-adapter.js'
 import { keptAtSignIn, providerKey } from './session-data.js'
 
-const { FST_SR_INSECURE_SIGN_IN } = errorCodes
+const { FST_SR_INSECURE_SIGN_IN, FST_SR_INVALID_SIGN_IN_OPTIONS } = errorCodes
 
 /** How a member proved who they are, as the sign-in event says it: a word of a–z, 0–9 and `-`. */
 const METHOD = /^[a-z0-9-]{1,32}$/
@@ -23,12 +23,17 @@ export interface SignInHow {
   provider?: string
 }
 
-/** `method` as given, or a TypeError that says what a method is. */
-export function checkedMethod (value: unknown): string {
+/** `method` (or `provider`: `name`) as given, or FST_SR_INVALID_SIGN_IN_OPTIONS (a TypeError) that says what one is. */
+export function checkedMethod (value: unknown, name = 'method'): string {
   if (typeof value !== 'string' || !METHOD.test(value)) {
-    throw new TypeError(`fastify-schools-resources: a sign-in's method must be a word of a-z, 0-9 and - (1 to 32 characters), such as 'password', 'oidc' or your own ('google-oauth'); got ${typeof value === 'string' ? JSON.stringify(value.slice(0, 40)) : typeof value}`)
+    throw new FST_SR_INVALID_SIGN_IN_OPTIONS(`${name} must be a word of a-z, 0-9 and - (1 to 32 characters), such as 'password', 'oidc' or your own ('google-oauth'); got ${typeof value === 'string' ? JSON.stringify(value.slice(0, 40)) : typeof value}`)
   }
   return value
+}
+
+/** The options of a call without them. */
+export function missingSignInOptions (): Error {
+  return new FST_SR_INVALID_SIGN_IN_OPTIONS('needs its options, with method (how the member signed in: \'oidc\', \'google-oauth\', ...)')
 }
 
 /** What the sign-in step needs of the section. */

@@ -4,7 +4,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify'
 import type { Member, SignInMemberOptions } from '../types.js'
 import { errorCodes } from '../errors.js'
 import { siteOrigin } from '../redirect/site-origin.js'
-import { checkedMethod, signInSession, type SignInHow, type SignInStepDeps } from '../session/sign-in-step.js'
+import { checkedMethod, missingSignInOptions, signInSession, type SignInHow, type SignInStepDeps } from '../session/sign-in-step.js'
 import type { MemberAnswerSource } from '../session/member.js'
 import { safeBackUrl } from './back-url.js'
 
@@ -29,12 +29,10 @@ export async function signInAndReturn (reply: FastifyReply, member: unknown, bac
 
 /** The options of a host's call, checked where they enter: a mistake is a TypeError at the call. */
 function checkedOptions (options: unknown): { backUrl: unknown, how: SignInHow } {
-  if (options === null || typeof options !== 'object') {
-    throw new TypeError('fastify-schools-resources: reply.signInMember(member, { method, backUrl? }) needs its options, with method (how the member signed in: \'oidc\', \'google-oauth\', ...)')
-  }
+  if (options === null || typeof options !== 'object') throw missingSignInOptions()
   const { method, backUrl, provider } = options as Record<string, unknown>
   const how: SignInHow = { method: checkedMethod(method) }
-  if (provider !== undefined) how.provider = checkedMethod(provider)
+  if (provider !== undefined) how.provider = checkedMethod(provider, 'provider')
   return { backUrl, how }
 }
 

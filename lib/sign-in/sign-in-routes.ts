@@ -10,6 +10,10 @@ import { invalidMember, isMember, type MemberLookup } from '../session/member.js
 import type { SessionAdapter } from '../session/session-adapter.js'
 import { sessionCookieWritten, type SignInStepDeps } from '../session/sign-in-step.js'
 import { signInAndReturn } from './sign-in-member.js'
+import { providerKey } from '../session/session-data.js'
+import type { ResolvedOidc } from './oidc-options.js'
+import type { ProviderConfigs } from './oidc-client.js'
+import { oidcRoutes, providerHref, providerSignOut } from './oidc-routes.js'
 import { isJsonClient, sendJsonError, wantsJson } from '../pages/negotiation.js'
 import type { PageRenderer, SectionPaths } from '../pages/page-renderer.js'
 import { retryTime, type LoginViewData } from '../pages/views.js'
@@ -34,7 +38,10 @@ const LOGIN_JSON = {
 } as const
 
 export interface SignInDeps {
-  authenticate: (credentials: Credentials, request: FastifyRequest) => Promise<Member | null | undefined>
+  /** The host's password check; undefined with `passwordSignIn: false` (no password form, no sign-in route). */
+  authenticate: ((credentials: Credentials, request: FastifyRequest) => Promise<Member | null | undefined>) | undefined
+  /** The OpenID providers and openid-client's configurations of them, with `oidc`. */
+  oidc: { options: ResolvedOidc, configs: ProviderConfigs } | undefined
   memberOf: MemberLookup
   /** The session plugin's adapter: where the member is kept. */
   session: SessionAdapter
@@ -75,6 +82,9 @@ function fields (value: unknown): Fields {
 /** What sections sharing one sign-in must agree on. */
 export interface SignInSettings {
   authenticate: SignInDeps['authenticate']
+  /** The host's `oidc` option as given (its providers and resolveMember), and `passwordSignIn`. */
+  oidc: unknown
+  passwordSignIn: boolean
   sessionKey: string
   logout: string
   /** The host's own findMember (what the session keeps depends on it). */
@@ -99,7 +109,8 @@ export function servesSignIn (server: object, paths: SectionPaths, settings: Sig
     return true
   }
   if (first.authenticate !== settings.authenticate || first.sessionKey !== settings.sessionKey || first.logout !== settings.logout ||
-    first.findMember !== settings.findMember || first.returnParam !== settings.returnParam) {
+    first.findMember !== settings.findMember || first.returnParam !== settings.returnParam || first.oidc !== settings.oidc ||
+    first.passwordSignIn !== settings.passwordSignIn) {
     throw new FST_SR_SHARED_SIGN_IN(paths.index, paths.login)
   }
   return false
@@ -127,10 +138,12 @@ function signInForms (fastify: FastifyInstance, deps: SignInDeps): void {
     signInFailed.publish({ ...eventBase(request, paths.index), reason, identifierHash: tried })
   }
 
+  const passwordForm = authenticate !== undefined
   function loginPage (reply: FastifyReply, status: number, data: LoginViewData, member: Member | undefined) {
     const ctx = pages.context(member, reply)
     reply.code(status).header('cache-control', 'no-store')
-    return pages.sendView(reply, 'login', { ...data, csrfToken: csrfToken(reply) }, ctx)
+    const providers = deps.oidc?.options.providers.map(({ id, label }) => ({ id, label, href: providerHref(paths, id, returnParam, data.backUrl) })) ?? []
+    return pages.sendView(reply, 'login', { ...data, csrfToken: csrfToken(reply), providers, passwordForm }, ctx)
   }
 
   /** A refused sign-in: the form again with the message, or for a JSON client the error with its code. */
@@ -200,6 +213,48 @@ function signInForms (fastify: FastifyInstance, deps: SignInDeps): void {
     return loginPage(reply, 200, { backUrl: returnAddress(request, fields(request.query)[returnParam]) }, member)
   })
 
+  // While the store is down, @fastify/session fails before this route; the 503 path (pages/unavailable.ts)
+  // then checks the form's token with the same hook and expires the session cookie.
+  const outageSignOut = { [kOutageSignOut]: { verifyCsrf: deps.verifyCsrf, cookieName: deps.session.cookieName } }
+  fastify.post(deps.routes.logout, { schema: routeSchema(deps.openapi, signOutDoc), preHandler: deps.verifyCsrf, config: outageSignOut }, async function signOut (request, reply) {
+    // @fastify/session: the session goes from the store, so its cookie is worthless (the plugin clears it
+    // on the next request, finding no session behind it). @fastify/secure-session: its cookie is cleared.
+    const member = signedOut.hasSubscribers ? await memberOf(request) ?? undefined : undefined
+    const session = deps.session.of(request)
+    const via = deps.oidc === undefined ? undefined : session?.get(providerKey(deps.step.sessionKey))
+    await session?.end()
+    if (signedOut.hasSubscribers) signedOut.publish({ ...eventBase(request, paths.index), memberId: member?.id })
+    reply.header('cache-control', 'no-store')
+    if (via !== undefined) {
+      // Signed out here first, always; then, where the provider offers it and the host asked, there too.
+      const provider = deps.oidc!.options.providers.find((p) => p.id === via)
+      const there = await providerSignOut(deps.oidc!.configs, provider, `${siteOrigin(request, baseUrl)}${paths.index}`)
+      if (there !== undefined) return reply.redirect(there, 303)
+    }
+    // "Sign in as someone else" (the 403 page) posts the address it refused: the login page, which
+    // brings the next member back to it. Any other sign-out ends on the section index.
+    const backUrl = returnAddress(request, fields(request.body)[returnParam])
+    if (backUrl !== undefined) return reply.redirectOnce(loginRedirectUrl(siteOrigin(request, baseUrl), paths.login, backUrl, returnParam), 303)
+    return reply.redirectOnce(paths.index, 303)
+  })
+
+  if (deps.oidc !== undefined) {
+    oidcRoutes(fastify, {
+      oidc: deps.oidc.options,
+      configs: deps.oidc.configs,
+      step: deps.step,
+      paths,
+      route: deps.routes.login,
+      baseUrl: baseUrl!,
+      returnParam,
+      limits,
+      openapi: deps.openapi,
+      loginPage: (reply, status, data) => loginPage(reply, status, data, undefined)
+    })
+  }
+
+  // passwordSignIn: false: no password form, so no route takes one.
+  if (authenticate === undefined) return
   // The CSRF check comes first: a cross-site POST without the form's token spends no one's budget.
   fastify.post(deps.routes.login, { schema: routeSchema(deps.openapi, signInDoc), preHandler: deps.verifyCsrf }, async function signIn (request, reply) {
     const body = fields(request.body)
@@ -294,21 +349,4 @@ function signInForms (fastify: FastifyInstance, deps: SignInDeps): void {
     if (reason === 'address') return refuse(reply, refusalError('FST_SR_LOGIN_RATE_LIMITED', retryTime(until)), { backUrl, email })
     return refuse(reply, refusalError('FST_SR_LOCKED_OUT', retryTime(until)), { backUrl, email, lockedUntil: until })
   }
-
-  // While the store is down, @fastify/session fails before this route; the 503 path (pages/unavailable.ts)
-  // then checks the form's token with the same hook and expires the session cookie.
-  const outageSignOut = { [kOutageSignOut]: { verifyCsrf: deps.verifyCsrf, cookieName: deps.session.cookieName } }
-  fastify.post(deps.routes.logout, { schema: routeSchema(deps.openapi, signOutDoc), preHandler: deps.verifyCsrf, config: outageSignOut }, async function signOut (request, reply) {
-    // @fastify/session: the session goes from the store, so its cookie is worthless (the plugin clears it
-    // on the next request, finding no session behind it). @fastify/secure-session: its cookie is cleared.
-    const member = signedOut.hasSubscribers ? await memberOf(request) ?? undefined : undefined
-    await deps.session.of(request)?.end()
-    if (signedOut.hasSubscribers) signedOut.publish({ ...eventBase(request, paths.index), memberId: member?.id })
-    reply.header('cache-control', 'no-store')
-    // "Sign in as someone else" (the 403 page) posts the address it refused: the login page, which
-    // brings the next member back to it. Any other sign-out ends on the section index.
-    const backUrl = returnAddress(request, fields(request.body)[returnParam])
-    if (backUrl !== undefined) return reply.redirectOnce(loginRedirectUrl(siteOrigin(request, baseUrl), paths.login, backUrl, returnParam), 303)
-    return reply.redirectOnce(paths.index, 303)
-  })
 }
