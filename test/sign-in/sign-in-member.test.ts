@@ -224,3 +224,16 @@ t.test('two sections in one context share reply.signInMember when they keep memb
   t.ok(same.hasReplyDecorator('signInMember'))
   await t.rejects(twoSections({ sessionKey: 'pupil' }), { code: 'FST_SR_SHARED_SIGN_IN' })
 })
+
+t.test('a reply already directed elsewhere keeps its Location (redirectOnce\'s rule), and no 500', async (t) => {
+  const { app } = await buildTestApp({
+    extend: (app) => app.get('/my/twice', async (_request, reply) => {
+      reply.redirectOnce('/elsewhere')
+      return reply.signInMember(TEACHER_MEMBER, { method: 'sso' })
+    })
+  })
+  t.teardown(() => app.close())
+  const res = await app.inject('/my/twice')
+  t.equal(res.statusCode, 302)
+  t.equal(res.headers.location, '/elsewhere')
+})
