@@ -168,3 +168,4 @@ export type {
   FileDownloadedEvent, StoreUnavailableEvent, RedirectRefusedEvent
 } from './events.js'
 export type { FindMember, FoundMember } from './session/find-member.js'
+export type { OidcOptions, OidcProviderOptions, OidcClaims, ResolveMember } from './sign-in/oidc-options.js'
