@@ -96,7 +96,7 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
     // The logout forms' tokens, in every section; the routes in the first section with this login path.
     const csrf = await registerCsrf(section, opts.baseUrl)
     step!.renewCsrfCookie = csrf.dropCookie
-    const settings = { authenticate: opts.authenticate, oidc: options.oidc, passwordSignIn: opts.passwordSignIn, sessionKey: opts.sessionKey, logout: paths.logout, findMember: opts.findMember?.find, returnParam: opts.returnParam }
+    const settings = { authenticate: opts.authenticate, oidc: options.oidc, sessionKey: opts.sessionKey, logout: paths.logout, findMember: opts.findMember?.find, returnParam: opts.returnParam }
     if (!servesSignIn(section.server, paths, settings)) return
     const oidc = opts.oidc === undefined ? undefined : { options: opts.oidc, configs: await oidcConfigs(section) }
     if (opts.lockout !== false) warnWithoutDeviceSecret(section.log, opts.lockout)

@@ -82,9 +82,8 @@ function fields (value: unknown): Fields {
 /** What sections sharing one sign-in must agree on. */
 export interface SignInSettings {
   authenticate: SignInDeps['authenticate']
-  /** The host's `oidc` option as given (its providers and resolveMember), and `passwordSignIn`. */
+  /** The host's `oidc` option as given (its providers and resolveMember); `passwordSignIn` follows from `authenticate`. */
   oidc: unknown
-  passwordSignIn: boolean
   sessionKey: string
   logout: string
   /** The host's own findMember (what the session keeps depends on it). */
@@ -109,8 +108,7 @@ export function servesSignIn (server: object, paths: SectionPaths, settings: Sig
     return true
   }
   if (first.authenticate !== settings.authenticate || first.sessionKey !== settings.sessionKey || first.logout !== settings.logout ||
-    first.findMember !== settings.findMember || first.returnParam !== settings.returnParam || first.oidc !== settings.oidc ||
-    first.passwordSignIn !== settings.passwordSignIn) {
+    first.findMember !== settings.findMember || first.returnParam !== settings.returnParam || first.oidc !== settings.oidc) {
     throw new FST_SR_SHARED_SIGN_IN(paths.index, paths.login)
   }
   return false

@@ -147,10 +147,12 @@ t.test('no options: a TypeError that says what to give', async (t) => {
   await app.register(fastifySession, { secret: SECRET, saveUninitialized: false, cookie: { secure: false } })
   await app.register(schoolsResources, { catalog: new InMemoryCatalog(demoCatalog), files: demoFiles, signIn: false, baseUrl: BASE_URL })
   app.get('/cb', async (_request, reply) => (reply.signInMember as (m: Member) => Promise<unknown>)(TEACHER_MEMBER))
+  app.get('/cb42', async (_request, reply) => reply.signInMember(TEACHER_MEMBER, { method: 42 as unknown as string }))
   t.teardown(() => app.close())
   const res = await app.inject('/cb')
   t.equal(res.statusCode, 500)
-  t.match(res.json().message, /needs its options, with method/)
+  t.match(res.json(), { code: 'FST_SR_INVALID_SIGN_IN_OPTIONS', message: /needs its options, with method/ })
+  t.match((await app.inject('/cb42')).json().message, /method must be a word .*; got number/)
 })
 
 t.test('with findMember the session keeps the id and the version findMember gives now, not its cache', async (t) => {
