@@ -50,18 +50,18 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
   // What a visitor of any members-only route gets: this section's login redirect, then its refused index redirect.
   const anonymous: AnonymousRedirect = { baseUrl: opts.baseUrl, loginPath: paths.login, indexPath: paths.index, returnParam: opts.returnParam }
   const sessionDecides = opts.getMember === undefined
-  // The session's side of every sign-in (the password form, OpenID, a host's own callback through
-  // reply.signInMember), wherever the section reads its members from the session.
-  const step: SignInStepDeps | undefined = sessionDecides
-    ? { session: session!, sessionKey: opts.sessionKey, keepSessionData: opts.keepSessionData, finder, section: paths.index, baseUrl: opts.baseUrl }
-    : undefined
+  // The session's side of every sign-in (the password form, OpenID, a host's own callback) wherever the
+  // section keeps a session; reply.signInMember only where it also reads its members from there.
+  const step: SignInStepDeps | undefined = session === undefined
+    ? undefined
+    : { session, sessionKey: opts.sessionKey, keepSessionData: opts.keepSessionData, finder, section: paths.index, baseUrl: opts.baseUrl }
   // What every members-only route shares, the section's (category pages, files) and the host's (access/members-only-kit.ts).
   const membersOnly: MembersOnlyDeps = { memberOf, pages, anonymous, sessionDecides, restrictedCategories: opts.restrictedCategories }
   // The default policy, plus the origin of a host stylesheet on another site; the host's helmet options still win.
   const headers = securityHeaders(opts.helmet === false ? false : { contentSecurityPolicy: stylesheetPolicy(opts.stylesheet), ...opts.helmet })
   warnTrustProxy(fastify)
   await fastify.register(redirectOnce, { baseUrl: opts.baseUrl, conflictLog: opts.conflictLog })
-  if (step !== undefined) decorateSignInMember(fastify, step, paths.login)
+  if (step !== undefined && sessionDecides) decorateSignInMember(fastify, step, paths.login)
 
   // Errors on our routes get the section's own answers: store failures (Redis down or slow) a clear 503,
   // other server errors its 500 page with nothing of the error in it (pages/server-error.ts). In a context

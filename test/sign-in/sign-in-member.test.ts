@@ -193,6 +193,10 @@ t.test('decorated whenever the section reads members from its session; not with 
   await app.register(schoolsResources, { catalog: new InMemoryCatalog(demoCatalog), files: demoFiles, signIn: false, getMember: () => null })
   t.teardown(() => app.close())
   t.notOk(app.hasReplyDecorator('signInMember'), 'the host owns sign-in and who is signed in')
+  const both = await buildTestApp({ plugin: { getMember: () => null } })
+  t.teardown(() => both.app.close())
+  t.notOk(both.app.hasReplyDecorator('signInMember'), 'signIn on with getMember: who is signed in is the host\'s')
+  t.equal((await both.app.inject('/Security/login')).statusCode, 200)
 })
 
 t.test('with the section\'s sign-in on, the host\'s callback and the password form share the tail and the CSRF renewal', async (t) => {
