@@ -61,7 +61,7 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
   const headers = securityHeaders(opts.helmet === false ? false : { contentSecurityPolicy: stylesheetPolicy(opts.stylesheet), ...opts.helmet })
   warnTrustProxy(fastify)
   await fastify.register(redirectOnce, { baseUrl: opts.baseUrl, conflictLog: opts.conflictLog })
-  if (step !== undefined && sessionDecides) decorateSignInMember(fastify, step, paths.login)
+  if (step !== undefined && sessionDecides) decorateSignInMember(fastify, step)
 
   // Errors on our routes get the section's own answers: store failures (Redis down or slow) a clear 503,
   // other server errors its 500 page with nothing of the error in it (pages/server-error.ts). In a context

@@ -2,16 +2,10 @@
 // built-in OpenID callback and a host's own callback (@fastify/oauth2, @fastify/passport, better-auth).
 import type { FastifyInstance, FastifyReply } from 'fastify'
 import type { Member, SignInMemberOptions } from '../types.js'
-import { errorCodes } from '../errors.js'
 import { siteOrigin } from '../redirect/site-origin.js'
 import { checkedMethod, missingSignInOptions, signInSession, type SignInHow, type SignInStepDeps } from '../session/sign-in-step.js'
 import type { MemberAnswerSource } from '../session/member.js'
 import { safeBackUrl } from './back-url.js'
-
-const { FST_SR_SHARED_SIGN_IN } = errorCodes
-
-/** The step's settings the decorator was made with, per app, to compare a second section's against. */
-const decorated = new WeakMap<object, { deps: SignInStepDeps, login: string }>()
 
 /**
  * Signs `member` in (session/sign-in-step.ts) and answers 303 to the checked return address: `backUrl`
@@ -38,20 +32,11 @@ function checkedOptions (options: unknown): { backUrl: unknown, how: SignInHow }
 
 /**
  * Decorates `reply.signInMember(member, { backUrl, method, provider? })` on the section's context, for
- * every section that keeps its members in the session. A second section in the same context shares the
- * first one's when it would sign in the same way; otherwise start-up fails rather than sign members in
- * under the wrong key.
+ * every section that keeps its members in the session. Sections registered side by side in one context
+ * share one reply: the first one's sign-in (its sessionKey, its index) is the one signInMember does.
  */
-export function decorateSignInMember (fastify: FastifyInstance, deps: SignInStepDeps, login: string): void {
-  if (fastify.hasReplyDecorator('signInMember')) {
-    const first = decorated.get(fastify.server)
-    if (first !== undefined && (first.deps.sessionKey !== deps.sessionKey || first.deps.session.plugin !== deps.session.plugin ||
-      first.deps.keepSessionData !== deps.keepSessionData || (first.deps.finder === undefined) !== (deps.finder === undefined))) {
-      throw new FST_SR_SHARED_SIGN_IN(deps.section, login)
-    }
-    return
-  }
-  decorated.set(fastify.server, { deps, login })
+export function decorateSignInMember (fastify: FastifyInstance, deps: SignInStepDeps): void {
+  if (fastify.hasReplyDecorator('signInMember')) return
   fastify.decorateReply('signInMember', function signInMember (this: FastifyReply, member: Member, options: SignInMemberOptions) {
     const { backUrl, how } = checkedOptions(options)
     return signInAndReturn(this, member, backUrl, how, deps, 'signInMember')
