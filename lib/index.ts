@@ -23,9 +23,6 @@ import { fileRoutes } from './files/file-routes.js'
 import { servesSignIn, signInRoutes } from './sign-in/sign-in-routes.js'
 import { SignInLimits, warnWithoutDeviceSecret } from './sign-in/limits.js'
 import { PasswordChecks } from './sign-in/password-checks.js'
-import { decorateSignInMember } from './sign-in/sign-in-member.js'
-import type { SignInStepDeps } from './session/sign-in-step.js'
-import { oidcConfigs } from './sign-in/oidc-client.js'
 
 const FORM = 'application/x-www-form-urlencoded'
 
@@ -50,18 +47,12 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
   // What a visitor of any members-only route gets: this section's login redirect, then its refused index redirect.
   const anonymous: AnonymousRedirect = { baseUrl: opts.baseUrl, loginPath: paths.login, indexPath: paths.index, returnParam: opts.returnParam }
   const sessionDecides = opts.getMember === undefined
-  // The session's side of every sign-in (the password form, OpenID, a host's own callback) wherever the
-  // section keeps a session; reply.signInMember only where it also reads its members from there.
-  const step: SignInStepDeps | undefined = session === undefined
-    ? undefined
-    : { session, sessionKey: opts.sessionKey, keepSessionData: opts.keepSessionData, finder, section: paths.index, baseUrl: opts.baseUrl }
   // What every members-only route shares, the section's (category pages, files) and the host's (access/members-only-kit.ts).
   const membersOnly: MembersOnlyDeps = { memberOf, pages, anonymous, sessionDecides, restrictedCategories: opts.restrictedCategories }
   // The default policy, plus the origin of a host stylesheet on another site; the host's helmet options still win.
   const headers = securityHeaders(opts.helmet === false ? false : { contentSecurityPolicy: stylesheetPolicy(opts.stylesheet), ...opts.helmet })
   warnTrustProxy(fastify)
   await fastify.register(redirectOnce, { baseUrl: opts.baseUrl, conflictLog: opts.conflictLog })
-  if (step !== undefined && sessionDecides) decorateSignInMember(fastify, step)
 
   // Errors on our routes get the section's own answers: store failures (Redis down or slow) a clear 503,
   // other server errors its 500 page with nothing of the error in it (pages/server-error.ts). In a context
@@ -92,13 +83,10 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
     }
     sectionRoutes(section, routes)
     await fileRoutes(section, { ...routes, root: opts.filesRoot })
-    if (!opts.signIn) return
+    if (opts.authenticate === undefined || !opts.signIn) return
     // The logout forms' tokens, in every section; the routes in the first section with this login path.
     const csrf = await registerCsrf(section, opts.baseUrl)
-    step!.renewCsrfCookie = csrf.dropCookie
-    const settings = { authenticate: opts.authenticate, oidc: options.oidc, sessionKey: opts.sessionKey, logout: paths.logout, findMember: opts.findMember?.find, returnParam: opts.returnParam }
-    if (!servesSignIn(section.server, paths, settings)) return
-    const oidc = opts.oidc === undefined ? undefined : { options: opts.oidc, configs: await oidcConfigs(section) }
+    if (!servesSignIn(section.server, paths, { authenticate: opts.authenticate, sessionKey: opts.sessionKey, logout: paths.logout, findMember: opts.findMember?.find, returnParam: opts.returnParam })) return
     if (opts.lockout !== false) warnWithoutDeviceSecret(section.log, opts.lockout)
     const passwordChecks = new PasswordChecks(opts.passwordChecks)
     // Before the server waits for its requests to end: the sign-ins still in line are answered now.
@@ -108,7 +96,6 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
     })
     signInRoutes(section, {
       authenticate: opts.authenticate,
-      oidc,
       memberOf,
       session: session!,
       pages,
@@ -116,14 +103,17 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
       routes: { login: opts.loginPath, logout: opts.logoutPath },
       baseUrl: opts.baseUrl,
       returnParam: opts.returnParam,
-      step: step!,
+      sessionKey: opts.sessionKey,
+      keepSessionData: opts.keepSessionData,
       limits: opts.lockout === false && opts.loginRateLimit === false
         ? undefined
         : new SignInLimits(opts.lockout === false ? undefined : opts.lockout, opts.loginRateLimit === false ? undefined : opts.loginRateLimit),
       verifyCsrf: csrf.verify,
+      renewCsrfCookie: csrf.dropCookie,
       passwordChecks,
       openapi: opts.openapi,
-      auditKey: opts.auditKey
+      auditKey: opts.auditKey,
+      finder
     })
   }
 }
@@ -152,7 +142,7 @@ export { REDIRECT_CONFLICT_WARNING } from './warnings.js'
 export { eventChannels } from './events.js'
 
 export type { FastifySchoolsResourcesOptions } from './options.js'
-export type { Member, MembersOnlyOptions, SignInMemberOptions, Credentials, Catalog, CatalogData, Category, CategoryWithResources, Resource, ResourceFormat, CategoriesPage, CategoriesPageQuery, ResourcesPage, ResourcesPageQuery } from './types.js'
+export type { Member, MembersOnlyOptions, Credentials, Catalog, CatalogData, Category, CategoryWithResources, Resource, ResourceFormat, CategoriesPage, CategoriesPageQuery, ResourcesPage, ResourcesPageQuery } from './types.js'
 export type { Views, DefaultViews, Page, PageContext, LoginViewData, CategoryViewData, IndexViewData, IndexCategory, ForbiddenViewData } from './pages/views.js'
 export type { ResourceFilter } from './pages/filters.js'
 export type { UrlResource, FileResource } from './types.js'
@@ -168,4 +158,3 @@ export type {
   FileDownloadedEvent, StoreUnavailableEvent, RedirectRefusedEvent
 } from './events.js'
 export type { FindMember, FoundMember } from './session/find-member.js'
-export type { OidcOptions, OidcProviderOptions, OidcClaims, ResolveMember } from './sign-in/oidc-options.js'

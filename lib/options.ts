@@ -14,7 +14,6 @@ import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from './pages/pagination.js'
 import type { FindMember, FindMemberCacheSettings } from './session/find-member.js'
 import { MemoryAttemptStore, type AttemptStore } from './stores/attempt-store.js'
 import { namedFile } from './section/catalog.js'
-import { resolveOidc, type OidcOptions, type ResolvedOidc } from './sign-in/oidc-options.js'
 import type { LockoutOptions, LockoutSettings, LoginRateLimitOptions, LoginRateLimitSettings } from './sign-in/limits.js'
 import { passwordCheckDefaults, perAddressDefault, type PasswordCheckSettings, type PasswordChecksOptions } from './sign-in/password-checks.js'
 
@@ -22,7 +21,7 @@ import { passwordCheckDefaults, perAddressDefault, type PasswordCheckSettings, t
  * The plugin's options. A union on purpose: with sign-in on (the default) `authenticate` is required and
  * `logoutUrl` is refused, so those start-up errors are type errors too (docs/migration.md).
  */
-export type FastifySchoolsResourcesOptions = SectionSignInOptions | OidcOnlySignInOptions | HostSignInOptions
+export type FastifySchoolsResourcesOptions = SectionSignInOptions | HostSignInOptions
 
 /** The section serves sign-in (`signIn` left out or `true`): it needs `authenticate`. */
 export interface SectionSignInOptions extends SectionOptions {
@@ -31,21 +30,6 @@ export interface SectionSignInOptions extends SectionOptions {
   /** Checks a sign-in; resolves to the member, or to null/undefined when the credentials are wrong. */
   authenticate: (credentials: Credentials, request: FastifyRequest) => Promise<Member | null | undefined>
   /** Only with `signIn: false`: the section's own sign-out is `logoutPath`. */
-  logoutUrl?: never
-  /** Show the password form (default true); false shows only the `oidc` providers' buttons. */
-  passwordSignIn?: true
-  /** Sign in with the school's account too: OpenID Connect providers (docs/oidc.md). */
-  oidc?: OidcOptions
-}
-
-/** The section serves sign-in with OpenID Connect only (`passwordSignIn: false`): no `authenticate`. */
-export interface OidcOnlySignInOptions extends SectionOptions {
-  signIn?: true
-  /** No password form: the login page shows only the providers' buttons. */
-  passwordSignIn: false
-  oidc: OidcOptions
-  /** Not used without the password form. */
-  authenticate?: never
   logoutUrl?: never
 }
 
@@ -56,9 +40,6 @@ export interface HostSignInOptions extends SectionOptions {
   authenticate?: (credentials: Credentials, request: FastifyRequest) => Promise<Member | null | undefined>
   /** The host's sign-out page, linked for signed-in members (docs/sign-in.md#hosts-with-their-own-sign-in). */
   logoutUrl?: string
-  /** The section's own sign-in options: not with `signIn: false` (end your own callback in `reply.signInMember`). */
-  oidc?: never
-  passwordSignIn?: never
 }
 
 /** The options both kinds of section take. */
@@ -154,12 +135,8 @@ export interface SectionOptions {
 
 export interface ResolvedOptions {
   catalog: Catalog
-  authenticate: SectionSignInOptions['authenticate'] | undefined
+  authenticate: FastifySchoolsResourcesOptions['authenticate']
   signIn: boolean
-  /** Whether the login page has the password form (and the sign-in route is served). */
-  passwordSignIn: boolean
-  /** The OpenID Connect providers, checked. */
-  oidc: ResolvedOidc | undefined
   prefix: string
   baseUrl: string | undefined
   loginPath: string
@@ -200,8 +177,7 @@ const KNOWN_KEYS = new Set<string>([
   'openapi',
   'auditKey',
   'findMember', 'findMemberCache',
-  'logoutUrl', 'returnParam',
-  'oidc', 'passwordSignIn'
+  'logoutUrl', 'returnParam'
 ])
 const VIEW_KEYS = new Set(['layout', 'index', 'category', 'login', 'notFound', 'forbidden'])
 
@@ -360,15 +336,9 @@ export function resolveOptions (raw: object): ResolvedOptions {
 
   const signIn = opts.signIn ?? true
   if (typeof signIn !== 'boolean') invalidOption('signIn', 'must be true or false')
-  const passwordSignIn = opts.passwordSignIn ?? true
-  if (typeof passwordSignIn !== 'boolean') invalidOption('passwordSignIn', 'must be true or false')
-  if (!signIn && opts.oidc !== undefined) invalidOption('oidc', 'is the section\'s own sign-in, which signIn: false turns off; end your own callback in reply.signInMember (docs/oidc.md), or turn signIn on')
-  if (!signIn && opts.passwordSignIn !== undefined) invalidOption('passwordSignIn', 'is the section\'s own sign-in, which signIn: false turns off')
-  if (!passwordSignIn && opts.oidc === undefined) invalidOption('passwordSignIn', 'false needs oidc: without the password form and providers nobody could sign in (for your own sign-in, set signIn: false)')
   const authenticate = optionalFunction<ResolvedOptions['authenticate']>(opts, 'authenticate')
-  if (!passwordSignIn && authenticate !== undefined) invalidOption('authenticate', 'is not used with passwordSignIn: false (no password form): leave it out, or show the form')
-  if (signIn && passwordSignIn && authenticate === undefined) {
-    invalidOption('authenticate', 'is required while signIn is on: an async function ({ email, password }, request) => member | null (or passwordSignIn: false with oidc)')
+  if (signIn && authenticate === undefined) {
+    invalidOption('authenticate', 'is required while signIn is on: an async function ({ email, password }, request) => member | null')
   }
 
   const sessionKey = opts.sessionKey ?? 'member'
@@ -403,8 +373,6 @@ export function resolveOptions (raw: object): ResolvedOptions {
     catalog,
     authenticate,
     signIn,
-    passwordSignIn,
-    oidc: resolveOidc(opts.oidc, baseUrl),
     prefix,
     baseUrl,
     loginPath: path(opts, 'loginPath', '/Security/login'),
