@@ -1,9 +1,11 @@
 // The section's events on node:diagnostics_channel (docs/events.md): what an audit log or a metrics
-// exporter subscribes to. A leaf: imports nothing of ours. Every payload is built only when a channel
-// has subscribers, and holds plain values: never a password, a session id or a CSRF token.
-import { channel } from 'node:diagnostics_channel'
+// exporter subscribes to. A leaf hub: imports only the other hubs. Every payload is built only when a
+// channel has subscribers, and holds plain values: never a password, a session id or a CSRF token.
+import { channel, subscribe, unsubscribe } from 'node:diagnostics_channel'
 import { createHmac, createSecretKey, randomBytes } from 'node:crypto'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { invalidOption } from './option-checks.js'
+import { emitProcessWarning, EVENT_LISTENER_WARNING } from './warnings.js'
 
 /** The channel names, for `diagnostics_channel.subscribe(name, listener)`. */
 export const eventChannels = Object.freeze({
@@ -67,6 +69,66 @@ export interface StoreUnavailableEvent extends SectionEvent {
 export interface RedirectRefusedEvent extends SectionEvent {
   existingLocation: string
   refusedLocation: string
+}
+
+/** Each channel's payload, by its name in `eventChannels`. */
+export interface SectionEvents {
+  signInSucceeded: SignInSucceededEvent
+  signInFailed: SignInFailedEvent
+  lockedOut: LockedOutEvent
+  signedOut: SignedOutEvent
+  accessRefused: AccessRefusedEvent
+  fileDownloaded: FileDownloadedEvent
+  storeUnavailable: StoreUnavailableEvent
+  redirectRefused: RedirectRefusedEvent
+}
+
+export type SectionEventName = keyof SectionEvents
+
+/** A listener given to `subscribeEvent`: it may be async; a throw or a rejection drops the event for it. */
+export type SectionEventListener<K extends SectionEventName> = (event: SectionEvents[K]) => void | Promise<void>
+
+/**
+ * Subscribes `listener` to the section's event `name` (a key of `eventChannels`) and returns the function
+ * that unsubscribes it. Node rethrows a raw diagnostics_channel subscriber's error as an uncaught exception,
+ * which ends the process (an audit sink with a full disk would take the site down); here a throw, or a
+ * rejected promise, drops that event for this listener and is said once per listener and channel, in the
+ * log of the app the event came from.
+ */
+export function subscribeEvent<K extends SectionEventName> (name: K, listener: SectionEventListener<K>): () => void {
+  if (typeof name !== 'string' || !Object.hasOwn(eventChannels, name)) {
+    invalidOption('subscribeEvent name', `must be one of ${Object.keys(eventChannels).join(', ')}`)
+  }
+  if (typeof listener !== 'function') invalidOption('subscribeEvent listener', 'must be a function')
+  const channelName = eventChannels[name]
+  let said = false
+  const dropped = (event: SectionEvents[K], error: unknown) => {
+    if (said) return
+    said = true
+    listenerThrew(event.app, channelName, error)
+  }
+  const guarded = (message: unknown) => {
+    const event = message as SectionEvents[K]
+    try {
+      const result = listener(event)
+      if (result instanceof Promise) result.catch((error: unknown) => dropped(event, error))
+    } catch (error) {
+      dropped(event, error)
+    }
+  }
+  subscribe(channelName, guarded)
+  return () => { unsubscribe(channelName, guarded) }
+}
+
+function listenerThrew (app: FastifyInstance, channelName: string, error: unknown): void {
+  const message = `a listener of ${channelName} failed, so the event was dropped for it (said once per listener ` +
+    'and channel): catch its errors inside it (a log sink that fails must not lose the rest of the trail)'
+  try {
+    app.log.warn({ code: EVENT_LISTENER_WARNING, channel: channelName, err: error }, message)
+  } catch {
+    // The app's own logger failed too: the process warning still reaches stderr.
+    emitProcessWarning(message, 'Warning', EVENT_LISTENER_WARNING)
+  }
 }
 
 /** A channel whose messages are `T`: a typed view of node:diagnostics_channel's own. */

@@ -139,7 +139,7 @@ export { MemoryAttemptStore } from './stores/attempt-store.js'
 export { storeErrorHandler }
 export { errorCodes } from './errors.js'
 export { REDIRECT_CONFLICT_WARNING } from './warnings.js'
-export { eventChannels } from './events.js'
+export { eventChannels, subscribeEvent } from './events.js'
 
 export type { FastifySchoolsResourcesOptions } from './options.js'
 export type { Member, MembersOnlyOptions, Credentials, Catalog, CatalogData, Category, CategoryWithResources, Resource, ResourceFormat, CategoriesPage, CategoriesPageQuery, ResourcesPage, ResourcesPageQuery } from './types.js'
@@ -155,6 +155,6 @@ export type { ConflictLogOption } from './redirect/conflict-log.js'
 export type { AnonymousShortCircuitOptions } from './access/anonymous-short-circuit.js'
 export type {
   SectionEvent, SignInFailureReason, SignInSucceededEvent, SignInFailedEvent, LockedOutEvent, SignedOutEvent, AccessRefusedEvent,
-  FileDownloadedEvent, StoreUnavailableEvent, RedirectRefusedEvent
+  FileDownloadedEvent, StoreUnavailableEvent, RedirectRefusedEvent, SectionEvents, SectionEventName, SectionEventListener
 } from './events.js'
 export type { FindMember, FoundMember } from './session/find-member.js'

@@ -88,6 +88,9 @@ export const SECTION_ENCAPSULATED_WARNING = 'FST_SR_SECTION_ENCAPSULATED'
 /** Code of the start-up log line: Fastify's `trustProxy` is `true`, a hop count, or otherwise trusts any client's X-Forwarded-For. */
 export const TRUST_PROXY_WARNING = 'FST_SR_TRUST_PROXY'
 
+/** Code of the log line, once per listener and channel: a listener subscribed with `subscribeEvent` threw, so its event was dropped. */
+export const EVENT_LISTENER_WARNING = 'FST_SR_EVENT_LISTENER'
+
 /** Code of the log line at sign-in: the session cookie is Secure (or `baseUrl` https) but Fastify sees the request as plain http. */
 export const SECURE_COOKIE_OVER_HTTP_WARNING = 'FST_SR_SECURE_COOKIE_OVER_HTTP'
 
