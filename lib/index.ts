@@ -66,7 +66,7 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
   })
 
   // The host's members-only routes (config.membersOnly, fastify.membersOnly()) in this context and below.
-  guardHostRoutes(fastify, { ...membersOnly, securityHeaders: headers, answerError: errors })
+  guardHostRoutes(fastify, { ...membersOnly, securityHeaders: headers, answerError: errors }, opts.membersOnlyOutsideSection)
 
   // Routes live in their own context so the form parser and CSRF stay ours and do not leak into the host.
   async function schoolsResourcesSection (section: FastifyInstance) {

@@ -9,6 +9,7 @@ import { sessionCookieName } from './access/anonymous-short-circuit.js'
 import { parseConflictLog, type ConflictLogOption } from './redirect/conflict-log.js'
 import { resolveStylesheet, type ResolvedStylesheet } from './pages/stylesheet.js'
 import { resolveOpenApi, type OpenApi } from './pages/openapi.js'
+import { parseMembersOnlyOutsideSection, type MembersOnlyOutsideSection } from './access/members-only.js'
 import type { Views } from './pages/views.js'
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from './pages/pagination.js'
 import type { FindMember, FindMemberCacheSettings } from './session/find-member.js'
@@ -131,6 +132,12 @@ export interface SectionOptions {
    * identifier tried (docs/events.md); the same on every instance so that hashes compare. Unset: one per process.
    */
   auditKey?: string
+  /**
+   * A section registered inside an encapsulated plugin (an @fastify/autoload file without fastify-plugin)
+   * cannot see a `config.membersOnly` route elsewhere in the app, so start-up fails with
+   * FST_SR_SECTION_ENCAPSULATED; `'warn'` starts it with a warning instead (docs/host-routes.md).
+   */
+  membersOnlyOutsideSection?: 'warn'
 }
 
 export interface ResolvedOptions {
@@ -166,6 +173,7 @@ export interface ResolvedOptions {
   filesRoot: string | undefined
   openapi: OpenApi
   auditKey: string | undefined
+  membersOnlyOutsideSection: MembersOnlyOutsideSection
 }
 
 // Fastify passes these through to every plugin; they are not ours to judge.
@@ -177,7 +185,7 @@ const KNOWN_KEYS = new Set<string>([
   'openapi',
   'auditKey',
   'findMember', 'findMemberCache',
-  'logoutUrl', 'returnParam'
+  'logoutUrl', 'returnParam', 'membersOnlyOutsideSection'
 ])
 const VIEW_KEYS = new Set(['layout', 'index', 'category', 'login', 'notFound', 'forbidden'])
 
@@ -399,7 +407,8 @@ export function resolveOptions (raw: object): ResolvedOptions {
     conflictLog: parseConflictLog(opts.conflictLog),
     filesRoot: resolveFilesRoot(opts, catalog),
     openapi: resolveOpenApi(opts.openapi),
-    auditKey: resolveAuditKey(opts.auditKey)
+    auditKey: resolveAuditKey(opts.auditKey),
+    membersOnlyOutsideSection: parseMembersOnlyOutsideSection(opts.membersOnlyOutsideSection)
   }
   if (resolved.prefix === '/') invalidOption('prefix', 'must not be the site root')
   return resolved

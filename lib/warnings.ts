@@ -82,9 +82,6 @@ export function forgetHostMistake (log: MistakeLog, key: string): void {
 /** Code of the log line, once per resource until its file is served again: a file resource's file cannot be served (missing, unreadable, outside the files directory). */
 export const FILE_UNAVAILABLE_WARNING = 'FST_SR_FILE_UNAVAILABLE'
 
-/** Code of the start-up log line: the section is registered inside an encapsulated plugin, so `config.membersOnly` routes elsewhere are not guarded. */
-export const SECTION_ENCAPSULATED_WARNING = 'FST_SR_SECTION_ENCAPSULATED'
-
 /** Code of the start-up log line: Fastify's `trustProxy` is `true`, a hop count, or otherwise trusts any client's X-Forwarded-For. */
 export const TRUST_PROXY_WARNING = 'FST_SR_TRUST_PROXY'
 
