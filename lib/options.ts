@@ -16,6 +16,7 @@ import type { FindMember, FindMemberCacheSettings } from './session/find-member.
 import { MemoryAttemptStore, type AttemptStore } from './stores/attempt-store.js'
 import { namedFile } from './section/catalog.js'
 import type { LockoutOptions, LockoutSettings, LoginRateLimitOptions, LoginRateLimitSettings } from './sign-in/limits.js'
+import { CSRF_DEFAULT_SESSION_KEY, type KeepSessionData } from './sign-in/session-data.js'
 import { passwordCheckDefaults, perAddressDefault, type PasswordCheckSettings, type PasswordChecksOptions } from './sign-in/password-checks.js'
 
 /**
@@ -59,8 +60,13 @@ export interface SectionOptions {
   returnParam?: string
   /** Session key that holds the signed-in member (default `member`). */
   sessionKey?: string
-  /** Sign-in keeps what the host stored in the session under a new session id (default true); false starts a clean one. */
-  keepSessionData?: boolean
+  /**
+   * What sign-in keeps of the session under its new id: `true` (default) all the host stored but `_csrf`
+   * (@fastify/csrf-protection's secret) and `sessionKey`; a list keeps only those keys (`['cart', 'lang']`);
+   * `false` starts a clean one. A host whose csrf-protection keeps its secret under another `sessionKey`
+   * lists its keys or sets false (docs/sign-in.md).
+   */
+  keepSessionData?: KeepSessionData
   /** Who is signed in, for hosts with their own authentication (default: the session's member). */
   getMember?: (request: FastifyRequest) => Member | null | undefined | Promise<Member | null | undefined>
   /**
@@ -152,7 +158,7 @@ export interface ResolvedOptions {
   logoutUrl: string | undefined
   returnParam: string
   sessionKey: string
-  keepSessionData: boolean
+  keepSessionData: KeepSessionData
   getMember: FastifySchoolsResourcesOptions['getMember']
   /** The host's findMember and its cache settings, or undefined without it. */
   findMember: { find: FindMember, cache: FindMemberCacheSettings } | undefined
@@ -352,8 +358,7 @@ export function resolveOptions (raw: object): ResolvedOptions {
   const sessionKey = opts.sessionKey ?? 'member'
   if (typeof sessionKey !== 'string' || sessionKey === '') invalidOption('sessionKey', 'must be a non-empty string')
 
-  const keepSessionData = opts.keepSessionData ?? true
-  if (typeof keepSessionData !== 'boolean') invalidOption('keepSessionData', 'must be true or false')
+  const keepSessionData = resolveKeepSessionData(opts.keepSessionData, sessionKey)
 
   const views = opts.views ?? {}
   if (views === null || typeof views !== 'object') invalidOption('views', 'must be an object of render functions')
@@ -412,6 +417,18 @@ export function resolveOptions (raw: object): ResolvedOptions {
   }
   if (resolved.prefix === '/') invalidOption('prefix', 'must not be the site root')
   return resolved
+}
+
+const KEEP_SESSION_DATA = 'must be true (all the host stored but the CSRF secret), false (nothing), or a list of session keys such as [\'cart\', \'lang\']'
+
+function resolveKeepSessionData (value: unknown, sessionKey: string): KeepSessionData {
+  if (value === undefined) return true
+  if (typeof value === 'boolean') return value
+  if (!Array.isArray(value) || !value.every((key) => typeof key === 'string' && key !== '')) invalidOption('keepSessionData', KEEP_SESSION_DATA)
+  for (const key of [CSRF_DEFAULT_SESSION_KEY, sessionKey]) {
+    if (value.includes(key)) invalidOption('keepSessionData', `must not list ${JSON.stringify(key)}: ${key === sessionKey ? 'the member is set again at sign-in' : 'the CSRF secret is renewed with the session id'}`)
+  }
+  return Object.freeze([...value as string[]])
 }
 
 function resolveAuditKey (value: unknown): string | undefined {

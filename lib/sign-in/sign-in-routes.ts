@@ -7,7 +7,7 @@ import { kOutageSignOut } from '../symbols.js'
 import { isHttpsBase, siteOrigin } from '../redirect/site-origin.js'
 import { loginRedirectUrl } from '../redirect/login-redirect.js'
 import { CSRF_ERROR_CODES, csrfTokenFor } from '../session/csrf.js'
-import { keptAtSignIn } from './session-data.js'
+import { keptAtSignIn, type KeepSessionData } from './session-data.js'
 import { invalidMember, isMember, type MemberLookup, type StoredMember } from '../session/member.js'
 import type { MemberFinder } from '../session/find-member.js'
 import type { SessionAdapter, SessionHandle } from '../session/session-adapter.js'
@@ -49,7 +49,7 @@ export interface SignInDeps {
   returnParam: string
   sessionKey: string
   /** Whether sign-in keeps what the host stored in the session (default) or starts a clean one. */
-  keepSessionData: boolean
+  keepSessionData: KeepSessionData
   /** The lockout and the per-address limit (lib/sign-in/limits.ts), unless both are off. */
   limits: SignInLimits | undefined
   /** Checks the form's CSRF token (runs before the handlers). */
@@ -76,16 +76,6 @@ type Fields = Record<string, unknown>
 
 function fields (value: unknown): Fields {
   return value !== null && typeof value === 'object' ? value as Fields : {}
-}
-
-/**
- * Whether the session's value under `sessionKey` belongs to someone other than `member`: a different
- * member id, or something there that has none. Only the id counts, so that sessions holding only an id
- * compare the same way.
- */
-function heldByAnother (held: unknown, member: Member): boolean {
-  if (held === undefined || held === null) return false
-  return typeof held !== 'object' || (held as { id?: unknown }).id !== member.id
 }
 
 /**
@@ -340,12 +330,10 @@ function signInForms (fastify: FastifyInstance, deps: SignInDeps): void {
       })
     }
 
-    // A new session id at sign-in, so that an id planted before it (session fixation) is worthless; the
-    // host's data comes along unless it asked for a clean session, the CSRF secret never does. Nor does
-    // it when the session belonged to another member (as Django's login() flushes it): their data is theirs.
+    // A new session id at sign-in, so that an id planted before it (session fixation) is worthless; what
+    // of the host's data comes along is keepSessionData's (session-data.ts), the CSRF secret never.
     const stored = await storedAtSignIn(request, member, deps.finder)
-    const keep = deps.keepSessionData && !heldByAnother(session.get(sessionKey), member)
-    await session.renew(keep ? keptAtSignIn(session, sessionKey) : [])
+    await session.renew(keptAtSignIn(session, member, deps))
     session.set(sessionKey, stored)
     // A new CSRF secret too (the next page makes it), so that a token seen before sign-in is worthless after.
     deps.renewCsrfCookie?.(reply)
