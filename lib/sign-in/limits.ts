@@ -125,7 +125,7 @@ export class SignInLimits {
   constructor (lockout: LockoutSettings | undefined, perAddress: LoginRateLimitSettings | undefined) {
     this.#lockout = lockout
     this.#perAddress = perAddress
-    this.#devices = lockout === undefined ? undefined : new DeviceCookies(lockout.deviceSecret)
+    this.#devices = lockout === undefined ? undefined : new DeviceCookies(lockout.deviceSecret, lockout.deviceMaxAgeMs)
     this.#turns = new Turns(lockout?.maxConcurrent ?? 1)
   }
 

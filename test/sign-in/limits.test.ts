@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto'
 import t from 'tap'
 import { MemoryAttemptStore, type AttemptCount } from '../../lib/stores/attempt-store.js'
 import { SignInLimits, signInLimitKeys, type LockoutSettings, type Turn } from '../../lib/sign-in/limits.js'
@@ -151,23 +152,48 @@ t.test('a browser that signed in before is judged by its own failures', async (t
   t.equal((await limits.begin('ann', '192.0.2.1', cookie)).refused?.reason, 'address', 'then the address decides')
 })
 
+const DAYS_30 = 30 * 24 * 60 * 60 * 1000
+
 t.test('device cookies: signed, per username, at most five, bounded', async (t) => {
-  const devices = new DeviceCookies(SECRET)
+  const devices = new DeviceCookies(SECRET, DAYS_30)
   let cookie = ''
   for (let i = 0; i < MAX_DEVICE_ENTRIES + 2; i++) cookie = devices.remember(cookie, `user${i}`)
   t.equal(cookie.split('~').length, MAX_DEVICE_ENTRIES, 'a classroom computer remembers the last five members')
   t.ok(devices.known(cookie, 'user6') !== undefined)
   t.equal(devices.known(cookie, 'user0'), undefined, 'the oldest is forgotten')
-  const again = devices.remember(cookie, 'user3')
-  t.equal(again.split('~')[0], cookie.split('~')[3], 'signing in again moves the entry first, unchanged')
+  const later = Date.now() + 5000
+  const again = devices.remember(cookie, 'user3', later)
+  t.equal(again.split('~')[0].split('.')[0], cookie.split('~')[3].split('.')[0], 'signing in again moves the entry first, with its nonce')
+  t.not(again.split('~')[0], cookie.split('~')[3], 'issued again')
+  t.same(again.split('~').slice(1), cookie.split('~').filter((_, i) => i !== 3), 'the others unchanged')
   const tampered = cookie.replace(/.(~|$)/, (m) => (m[0] === 'A' ? 'B' : 'A') + m.slice(1))
   t.equal(devices.known(tampered, 'user6'), undefined, 'a changed signature is refused')
-  t.equal(new DeviceCookies(undefined).known(cookie, 'user6'), undefined, 'another key (a process without deviceSecret) does not know it')
-  t.equal(new DeviceCookies(SECRET).known(cookie, 'user6'), devices.known(cookie, 'user6'), 'the same key on another instance does')
+  t.equal(new DeviceCookies(undefined, DAYS_30).known(cookie, 'user6'), undefined, 'another key (a process without deviceSecret) does not know it')
+  t.equal(new DeviceCookies(SECRET, DAYS_30).known(cookie, 'user6'), devices.known(cookie, 'user6'), 'the same key on another instance does')
   for (const junk of [undefined, 42, '', 'x'.repeat(400), 'a.b', `${cookie}~${cookie.split('~')[0]}`]) {
     t.equal(devices.known(junk, 'user6'), undefined, `junk: ${String(junk).slice(0, 20)}`)
   }
   t.equal(devices.known(`garbage~${cookie.split('~')[0]}`, 'user6'), devices.known(cookie, 'user6'), 'a bad entry beside a good one is skipped')
+})
+
+t.test('device cookies: refused past their maximum age, and in the format before the issue time', async (t) => {
+  const devices = new DeviceCookies(SECRET, 60_000)
+  const issued = Date.now()
+  const cookie = devices.remember('', 'ann', issued)
+  t.type(devices.known(cookie, 'ann', issued + 58_000), 'string', 'within its age: known')
+  t.equal(devices.known(cookie, 'ann', issued + 61_000), undefined, 'past it: an unknown browser')
+  t.equal(devices.known(cookie, 'ann', issued - 120_000), undefined, 'issued further ahead than clocks differ')
+  const [nonce, , mac] = cookie.split('.')
+  const moved = `${nonce}.${Math.floor((issued + 60_000) / 1000).toString(36)}.${mac}`
+  t.equal(devices.known(moved, 'ann', issued + 61_000), undefined, 'the issue time is under the HMAC: moved on, the entry is refused')
+  // The format before the issue time: nonce.HMAC(username + "\n" + nonce), signed with the same key.
+  const old = `${nonce}.${createHmac('sha256', SECRET).update(`ann\n${nonce}`).digest('base64url')}`
+  t.equal(devices.known(old, 'ann', issued), undefined, 'an entry of the format before: an unknown browser')
+  t.equal(devices.remember(old, 'ann', issued).split('~').length, 1, 'which the next sign-in replaces')
+  const expired = devices.remember(`${cookie}~${devices.remember('', 'bob', issued + 30_000)}`, 'ann', issued + 61_000)
+  t.not(expired.split('.')[0], nonce, 'an expired entry is not renewed: a new nonce, so its count starts afresh')
+  t.equal(expired.split('~').length, 2, 'the expired entry is dropped, the young one of another member kept')
+  t.type(devices.known(expired, 'bob', issued + 61_000), 'string')
 })
 
 t.test('client keys: IPv4 as is, IPv4-mapped as IPv4, IPv6 per /64', async (t) => {
