@@ -38,12 +38,16 @@ export type SignInFailureReason = 'wrong-credentials' | 'locked-out' | 'rate-lim
 export interface SignInSucceededEvent extends SectionEvent { memberId: string | number }
 export interface SignInFailedEvent extends SectionEvent {
   reason: SignInFailureReason
-  /** HMAC-SHA-256 (base64url) of the identifier tried, trimmed and lower-cased; undefined when none was given. */
+  /**
+   * HMAC-SHA-256 (base64url) of the identifier tried, trimmed and lower-cased; undefined when none was
+   * given or what was typed is no email address (a password typed into the email field is never hashed).
+   */
   identifierHash: string | undefined
 }
 /** A failed sign-in locked its username (for this address, or for every browser it never signed in from). */
 export interface LockedOutEvent extends SectionEvent {
-  identifierHash: string
+  /** As SignInFailedEvent's: undefined when the locked username is no email address. */
+  identifierHash: string | undefined
   until: Date
 }
 export interface SignedOutEvent extends SectionEvent { memberId: string | number | undefined }
@@ -160,11 +164,19 @@ export function eventBase (request: FastifyRequest, section: string | undefined)
 // and a password spray makes one hash per attempt.
 const PROCESS_KEY = createSecretKey(randomBytes(32))
 
+// What an email address looks like as people type it: no spaces, one @, a dotted domain ending in letters.
+// Anything else (a password typed into the email field, most often) is no identifier, and is not hashed.
+const IDENTIFIER = /^[^\s@]{1,64}@[^\s@.]+(?:\.[^\s@.]+)*\.[a-z]{2,63}$/
+
 /**
- * The keyed hash a failed sign-in carries instead of what was typed (people type passwords into the
- * email field): the same identifier gives the same hash under one key, and without the key it cannot
- * be tested against a list of addresses.
+ * The keyed hash a failed sign-in carries instead of what was typed: the same identifier gives the same
+ * hash under one key, and without the key it cannot be tested against a list of addresses. Only an
+ * identifier is hashed (an email address, trimmed and lower-cased); anything else gives undefined, since
+ * people type passwords into the email field and a leaked key and log would make such a hash a dictionary.
  */
-export function identifierHash (identifier: string, key: string | undefined): string {
-  return createHmac('sha256', key ?? PROCESS_KEY).update(identifier.trim().toLowerCase()).digest('base64url')
+export function identifierHash (typed: unknown, key: string | undefined): string | undefined {
+  if (typeof typed !== 'string' || typed.length > 320) return undefined
+  const identifier = typed.trim().toLowerCase()
+  if (!IDENTIFIER.test(identifier)) return undefined
+  return createHmac('sha256', key ?? PROCESS_KEY).update(identifier).digest('base64url')
 }

@@ -134,8 +134,9 @@ export interface SectionOptions {
    */
   openapi?: boolean | { tag?: string }
   /**
-   * The key (32 characters or more) of the keyed hash that failed sign-in events carry instead of the
-   * identifier tried (docs/events.md); the same on every instance so that hashes compare. Unset: one per process.
+   * The key (a secret of 128 bits or more: `openssl rand -base64 32`) of the keyed hash that failed sign-in
+   * events carry instead of an email address tried (docs/events.md); the same on every instance so that
+   * hashes compare. Unset: one per process.
    */
   auditKey?: string
   /**
@@ -431,7 +432,22 @@ function resolveKeepSessionData (value: unknown, sessionKey: string): KeepSessio
   return Object.freeze([...value as string[]])
 }
 
+/**
+ * The bits a secret written as text carries, estimated: its length times log2 of the alphabet it seems
+ * drawn from, taken as twice the distinct characters in it (a short random string shows only part of its
+ * alphabet) and no more than the classes it uses (lower case, upper case, digits, others). 32 random hex
+ * digits give about 150, `openssl rand -base64 32` about 250; a word repeated, or one character, far fewer.
+ */
+function estimatedBits (secret: string): number {
+  const classes = [/[a-z]/, /[A-Z]/, /\d/, /[^a-zA-Z\d]/].reduce((size, re, i) => size + (re.test(secret) ? [26, 26, 10, 33][i] : 0), 0)
+  return secret.length * Math.log2(Math.min(classes, 2 * new Set(secret).size))
+}
+
+const AUDIT_KEY_BITS = 128
+
 function resolveAuditKey (value: unknown): string | undefined {
-  if (value !== undefined && (typeof value !== 'string' || value.length < 32)) invalidOption('auditKey', 'must be a string of 32 characters or more, the same on every instance')
+  if (value !== undefined && (typeof value !== 'string' || estimatedBits(value) < AUDIT_KEY_BITS)) {
+    invalidOption('auditKey', `must be a secret of ${AUDIT_KEY_BITS} bits or more, such as the output of \`openssl rand -base64 32\`, the same on every instance`)
+  }
   return value as string | undefined
 }

@@ -79,6 +79,25 @@ t.test('sign-in failed, wrong credentials: a keyed hash of the identifier tried,
   t.not(seen[1].identifierHash, seen[0].identifierHash)
 })
 
+t.test('only an email address is hashed: a password typed into the email field never enters the log', async (t) => {
+  const failed = listen(t, eventChannels.signInFailed)
+  const locked = listen(t, eventChannels.lockedOut)
+  const { app } = await build(t, { plugin: { auditKey: 'an-audit-key-of-at-least-32-characters!', lockout: { maxAttempts: 2 } } })
+  const statuses = []
+  for (const typed of ['hunter2', 'Tr0ub4dor&3', 'not an@address.org', 'teacher@example', 'a@b.c', `${'x'.repeat(320)}@example.org`]) {
+    statuses.push((await postLogin(app, { email: typed, password: 'x' })).statusCode)
+  }
+  t.same(statuses, [401, 401, 401, 401, 401, 400], 'refused (the last as over-long)')
+  t.same(failed.map((e) => e.identifierHash), [undefined, undefined, undefined, undefined, undefined, undefined], 'nothing that is no address is hashed')
+  t.same(locked.map((e) => e.identifierHash), [], 'no lock yet')
+  // The same non-address twice locks its username; the lock's event names no hash either.
+  await postLogin(app, { email: 'hunter2', password: 'y' })
+  t.equal(locked.length, 1)
+  t.equal(locked[0].identifierHash, undefined)
+  await postLogin(app, { email: 'Ms.Smith+staff@school.example.org', password: 'x' })
+  t.type(failed.at(-1)!.identifierHash, 'string', 'an address is')
+})
+
 t.test('a lockout: the failure that completes it, the locked-out event, then locked-out refusals', async (t) => {
   const failed = listen(t, eventChannels.signInFailed)
   const locked = listen(t, eventChannels.lockedOut)

@@ -175,8 +175,7 @@ function signInForms (fastify: FastifyInstance, deps: SignInDeps): void {
   /** The sign-in-failed event (events.ts), with a keyed hash of the identifier tried, never the identifier. */
   function failed (request: FastifyRequest, reason: SignInFailureReason, email: unknown): void {
     if (!signInFailed.hasSubscribers) return
-    const tried = typeof email === 'string' && email !== '' ? identifierHash(email, deps.auditKey) : undefined
-    signInFailed.publish({ ...eventBase(request, paths.index), reason, identifierHash: tried })
+    signInFailed.publish({ ...eventBase(request, paths.index), reason, identifierHash: identifierHash(email, deps.auditKey) })
   }
 
   function loginPage (reply: FastifyReply, status: number, data: LoginViewData, member: Member | undefined) {
