@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
-import { subscribeEvent, type SectionEventName, type SectionEvent, type SignInFailedEvent, type FileDownloadedEvent } from 'fastify-schools-resources'
+import { subscribeEvent, type SectionEventName, type SectionEvent, type SignInFailedEvent, type FileDownloadedEvent, type RedirectRefusedEvent } from 'fastify-schools-resources'
 
 // Metrics for Prometheus (METRICS=1, docs/events.md lists them): the section's events counted, and the
 // latency of every route labelled by its template, never by URL, so that a crawler adds no series.
@@ -24,7 +24,9 @@ export function registerMetrics (app: FastifyInstance): Registry {
     fileDownloaded: ((downloads) => (event: SectionEvent) => downloads.inc({ status: String((event as FileDownloadedEvent).status) }))(
       counter('schools_resources_file_downloads_total', 'Protected files answered, by status (200, 206)', ['status'])),
     storeUnavailable: inc(counter('schools_resources_store_outages_total', 'Session store outages (once each)')),
-    redirectRefused: inc(counter('schools_resources_redirects_refused_total', 'Redirects refused by redirectOnce'))
+    // Not the access guard's own refusal, which every anonymous visit raises: only conflicts worth a look.
+    redirectRefused: ((refused) => (event: SectionEvent) => { if (!(event as RedirectRefusedEvent).expected) refused.inc() })(
+      counter('schools_resources_redirects_refused_total', 'Redirects refused by redirectOnce, beyond the access guard\'s own'))
   }
   const stops = Object.entries(counts).map(([name, count]) =>
     subscribeEvent(name as SectionEventName, (event) => { if (event.app.server === app.server) count(event) }))

@@ -73,6 +73,11 @@ export interface StoreUnavailableEvent extends SectionEvent {
 export interface RedirectRefusedEvent extends SectionEvent {
   existingLocation: string
   refusedLocation: string
+  /**
+   * True for the access guard's own refusal (the redirect to the section index after the login redirect,
+   * which the spec raises on every anonymous visit); false for any other, which a metric or alert counts.
+   */
+  expected: boolean
 }
 
 /** Each channel's payload, by its name in `eventChannels`. */

@@ -219,6 +219,7 @@ t.test('redirect refused: the section\'s, and a host\'s own', async (t) => {
   t.equal(seen.length, 1)
   t.equal(seen[0].refusedLocation, SECTION)
   t.match(seen[0].existingLocation, /\/Security\/login\?BackURL=/)
+  t.equal(seen[0].expected, true, 'the access guard\'s own refusal, on every anonymous visit')
   common(t, seen[0], app, SECTION, [])
 
   const host = Fastify()
@@ -227,7 +228,14 @@ t.test('redirect refused: the section\'s, and a host\'s own', async (t) => {
   host.get('/go', async (_request, reply) => { reply.redirectOnce('/a'); reply.redirectOnce('/b'); return reply })
   await host.inject('/go')
   t.equal(seen.length, 2)
-  t.match(seen[1], { section: undefined, existingLocation: '/a', refusedLocation: '/b' })
+  t.match(seen[1], { section: undefined, existingLocation: '/a', refusedLocation: '/b', expected: false })
+
+  // A host route that redirects a visitor after the section's guard answered: not the guard's own.
+  const guarded = await build(t, { extend: (app) => {
+    app.addHook('onSend', async (_request, reply) => { reply.redirectOnce('/elsewhere') })
+  } })
+  await guarded.app.inject('/schools/resources/resources/maths/')
+  t.same(seen.slice(2).map((e) => [e.refusedLocation, e.expected]).sort(), [['/elsewhere', false], [SECTION, true]])
 })
 
 /** A session store that is down for reads: every request with a session cookie meets the outage. */
