@@ -231,9 +231,11 @@ t.test('redirect refused: the section\'s, and a host\'s own', async (t) => {
   t.match(seen[1], { section: undefined, existingLocation: '/a', refusedLocation: '/b', expected: false })
 
   // A host route that redirects a visitor after the section's guard answered: not the guard's own.
-  const guarded = await build(t, { extend: (app) => {
-    app.addHook('onSend', async (_request, reply) => { reply.redirectOnce('/elsewhere') })
-  } })
+  const guarded = await build(t, {
+    extend: (app) => {
+      app.addHook('onSend', async (_request, reply) => { reply.redirectOnce('/elsewhere') })
+    }
+  })
   await guarded.app.inject('/schools/resources/resources/maths/')
   t.same(seen.slice(2).map((e) => [e.refusedLocation, e.expected]).sort(), [['/elsewhere', false], [SECTION, true]])
 })
