@@ -81,7 +81,6 @@ const FST_SR_LOGIN_RATE_LIMITED = createError<[string]>(
   429
 )
 
-/** `anonymousShortCircuit` is registered, but no resources section was registered after it. */
 /**
  * The section is registered inside an encapsulated plugin (named by the argument), where it cannot see a
  * `config.membersOnly` route elsewhere in the app; fails `app.ready()` unless `membersOnlyOutsideSection: 'warn'`.
@@ -96,6 +95,7 @@ const FST_SR_SECTION_ENCAPSULATED = createError<[string]>(
   500
 )
 
+/** `anonymousShortCircuit` is registered, but no resources section was registered after it. */
 const FST_SR_NO_SECTION = createError(
   'FST_SR_NO_SECTION',
   'fastify-schools-resources: anonymousShortCircuit is registered but no resources section that reads members from the session (no getMember option) was registered after it',
@@ -155,6 +155,13 @@ const FST_SR_INVALID_CREDENTIALS = createError(
 const FST_SR_LOCKED_OUT = createError<[string]>(
   'FST_SR_LOCKED_OUT',
   'Too many failed sign-ins for this email address. Try again after %s.',
+  429
+)
+
+/** A member signed in more often in the last minute than `lockout.maxNewSessionsPerMinute` allows. */
+const FST_SR_SESSION_RATE_LIMITED = createError<[string]>(
+  'FST_SR_SESSION_RATE_LIMITED',
+  'Too many sign-ins to this account in the last minute. Try again after %s.',
   429
 )
 
@@ -245,6 +252,7 @@ export const errorCodes = {
   FST_SR_MISSING_CREDENTIALS,
   FST_SR_INVALID_CREDENTIALS,
   FST_SR_LOCKED_OUT,
+  FST_SR_SESSION_RATE_LIMITED,
   FST_SR_FORBIDDEN,
   FST_SR_UNGUARDED_ROUTE,
   FST_SR_BAD_PROTOCOL,

@@ -33,7 +33,7 @@ export interface SectionEvent {
 
 /** Why a sign-in was refused. An open list: new reasons may be added in a minor version. */
 export type SignInFailureReason = 'wrong-credentials' | 'locked-out' | 'rate-limited' | 'csrf' | 'busy' |
-  'missing-credentials' | 'insecure-connection' | (string & {})
+  'missing-credentials' | 'insecure-connection' | 'too-many-sessions' | (string & {})
 
 export interface SignInSucceededEvent extends SectionEvent { memberId: string | number }
 export interface SignInFailedEvent extends SectionEvent {

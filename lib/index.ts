@@ -23,6 +23,7 @@ import { fileRoutes } from './files/file-routes.js'
 import { servesSignIn, signInRoutes } from './sign-in/sign-in-routes.js'
 import { SignInLimits, warnWithoutDeviceSecret } from './sign-in/limits.js'
 import { PasswordChecks } from './sign-in/password-checks.js'
+import { NewSessions } from './sign-in/new-sessions.js'
 
 const FORM = 'application/x-www-form-urlencoded'
 
@@ -105,6 +106,7 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
       returnParam: opts.returnParam,
       sessionKey: opts.sessionKey,
       keepSessionData: opts.keepSessionData,
+      newSessions: opts.lockout === false ? undefined : new NewSessions(opts.lockout.store, opts.lockout.maxNewSessionsPerMinute),
       limits: opts.lockout === false && opts.loginRateLimit === false
         ? undefined
         : new SignInLimits(opts.lockout === false ? undefined : opts.lockout, opts.loginRateLimit === false ? undefined : opts.loginRateLimit),

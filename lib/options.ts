@@ -259,7 +259,8 @@ function resolveLockout (opts: Record<string, unknown>): LockoutSettings | false
     maxConcurrent: positiveInteger(lockout.maxConcurrent, 'lockout.maxConcurrent', 10),
     store: lockout.store === undefined ? new MemoryAttemptStore() : attemptStore(lockout.store, 'lockout.store'),
     deviceSecret,
-    deviceMaxAgeMs: positiveInteger(lockout.deviceMaxAgeMs, 'lockout.deviceMaxAgeMs', 30 * 24 * 60 * 60 * 1000)
+    deviceMaxAgeMs: positiveInteger(lockout.deviceMaxAgeMs, 'lockout.deviceMaxAgeMs', 30 * 24 * 60 * 60 * 1000),
+    maxNewSessionsPerMinute: positiveInteger(lockout.maxNewSessionsPerMinute, 'lockout.maxNewSessionsPerMinute', 120)
   }
 }
 

@@ -24,6 +24,8 @@ export interface LockoutOptions {
   deviceSecret?: string
   /** How long a browser is remembered after its last successful sign-in, in milliseconds (default 30 days). */
   deviceMaxAgeMs?: number
+  /** New sessions one member may get by signing in, per minute; past it sign-in answers 429 (default 120). */
+  maxNewSessionsPerMinute?: number
 }
 
 export interface LoginRateLimitOptions {
@@ -44,6 +46,7 @@ export interface LockoutSettings {
   store: AttemptStore
   deviceSecret: string | undefined
   deviceMaxAgeMs: number
+  maxNewSessionsPerMinute: number
 }
 
 export interface LoginRateLimitSettings {

@@ -19,6 +19,7 @@ import { hostError, page, redirect, routeSchema, STORE_DOWN, type OpenApi, type 
 import { safeBackUrl } from './back-url.js'
 import { DEVICE_COOKIE } from './device-cookie.js'
 import type { Refusal, SignInLimits } from './limits.js'
+import type { NewSessions } from './new-sessions.js'
 import type { PasswordChecks } from './password-checks.js'
 import { refusalError } from './refusals.js'
 
@@ -52,6 +53,8 @@ export interface SignInDeps {
   keepSessionData: KeepSessionData
   /** The lockout and the per-address limit (lib/sign-in/limits.ts), unless both are off. */
   limits: SignInLimits | undefined
+  /** The bound on a member's new sessions per minute, with the lockout on. */
+  newSessions: NewSessions | undefined
   /** Checks the form's CSRF token (runs before the handlers). */
   verifyCsrf: preHandlerHookHandler
   /** Hidden from a host's @fastify/swagger, or shown under a tag (pages/openapi.ts). */
@@ -317,6 +320,13 @@ function signInForms (fastify: FastifyInstance, deps: SignInDeps): void {
       turn?.end()
       throw invalidMember(request, 'authenticate', member)
     }
+    // A session per sign-in, each for hours: a member's are bounded per minute (new-sessions.ts).
+    const sessionsFull = await deps.newSessions?.take(member.id)
+    if (sessionsFull !== undefined) {
+      turn?.end()
+      failed(request, 'too-many-sessions', email)
+      return limited(reply, { reason: 'sessions', until: sessionsFull }, formBackUrl, email)
+    }
     const device = await turn?.succeed()
     // This browser signed in as this username: its own failures, not its address's, decide from now on.
     if (device !== undefined) {
@@ -350,10 +360,11 @@ function signInForms (fastify: FastifyInstance, deps: SignInDeps): void {
   }
 
   /** A sign-in refused by a limit: until when, and which (a lock names the time, the address limit too). */
-  function limited (reply: FastifyReply, refusal: Refusal, backUrl: string | undefined, email: string) {
+  function limited (reply: FastifyReply, refusal: Refusal | { reason: 'sessions', until: Date }, backUrl: string | undefined, email: string) {
     const { reason, until } = refusal
     reply.header('retry-after', String(Math.max(1, Math.ceil((until.getTime() - Date.now()) / 1000))))
     if (reason === 'address') return refuse(reply, refusalError('FST_SR_LOGIN_RATE_LIMITED', retryTime(until)), { backUrl, email })
+    if (reason === 'sessions') return refuse(reply, refusalError('FST_SR_SESSION_RATE_LIMITED', retryTime(until)), { backUrl, email })
     return refuse(reply, refusalError('FST_SR_LOCKED_OUT', retryTime(until)), { backUrl, email, lockedUntil: until })
   }
 

@@ -21,7 +21,8 @@ function lockout (overrides: Partial<LockoutSettings> = {}): LockoutSettings {
     maxConcurrent: 10,
     store: new MemoryAttemptStore(),
     deviceSecret: SECRET,
-    deviceMaxAgeMs: 1000,
+    deviceMaxAgeMs: 60_000,
+    maxNewSessionsPerMinute: 120,
     ...overrides
   }
 }
