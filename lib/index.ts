@@ -21,7 +21,7 @@ import { guardHostRoutes } from './access/members-only.js'
 import type { MembersOnlyDeps } from './access/members-only-kit.js'
 import { fileRoutes } from './files/file-routes.js'
 import { servesSignIn, signInRoutes } from './sign-in/sign-in-routes.js'
-import { SignInLimits, warnWithoutDeviceSecret } from './sign-in/limits.js'
+import { SignInLimits, warnWithoutDeviceSecret, warnWithoutReservations } from './sign-in/limits.js'
 import { PasswordChecks } from './sign-in/password-checks.js'
 import { NewSessions } from './sign-in/new-sessions.js'
 
@@ -89,6 +89,7 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
     const csrf = await registerCsrf(section, opts.baseUrl)
     if (!servesSignIn(section.server, paths, { authenticate: opts.authenticate, sessionKey: opts.sessionKey, logout: paths.logout, findMember: opts.findMember?.find, returnParam: opts.returnParam })) return
     if (opts.lockout !== false) warnWithoutDeviceSecret(section.log, opts.lockout)
+    warnWithoutReservations(section.log, [opts.lockout, opts.loginRateLimit].flatMap((limit) => limit === false ? [] : [limit.store]))
     const passwordChecks = new PasswordChecks(opts.passwordChecks)
     // Before the server waits for its requests to end: the sign-ins still in line are answered now.
     section.addHook('preClose', function passwordLineClose (done) {

@@ -112,6 +112,12 @@ export function kindOfValue (value: unknown): string {
 export const NO_DEVICE_SECRET_WARNING = 'FST_SR_NO_DEVICE_SECRET'
 
 /**
+ * Code of the `warn` line logged once at start-up when a store of the sign-in limits has no `reserve()`
+ * and `release()`: the checks in flight are then kept per process, not across instances.
+ */
+export const NO_STORE_RESERVATIONS_WARNING = 'FST_SR_NO_STORE_RESERVATIONS'
+
+/**
  * Code of the log line (a process warning unless the store has a `log`) when a RedisSessionStore's
  * session writes wait for fewer replicas than `waitForReplicas.replicas` (the primary has fewer online),
  * and when they wait for all of them again.

@@ -1,11 +1,13 @@
 import { createHmac } from 'node:crypto'
 import t from 'tap'
-import { MemoryAttemptStore, type AttemptCount } from '../../lib/stores/attempt-store.js'
+import { MemoryAttemptStore, type AttemptCount, type AttemptStore } from '../../lib/stores/attempt-store.js'
 import { SignInLimits, signInLimitKeys, type LockoutSettings, type Turn } from '../../lib/sign-in/limits.js'
 import { DeviceCookies, MAX_DEVICE_ENTRIES } from '../../lib/sign-in/device-cookie.js'
 import { clientKey } from '../../lib/sign-in/client-address.js'
 import { MAX_WAITING_PER_USERNAME, Turns } from '../../lib/sign-in/turns.js'
 import { signInLimitKeys as exported } from '../../lib/index.js'
+import { placesKey } from '../../lib/stores/redis/attempt-store.js'
+import { buildTestApp, capturedLogs } from '../helpers/app.js'
 
 // The limits on their own, with the order of events under the test's control: what a sign-in does while
 // another one's check is in flight, ends, or ends while the first is reading the counts.
@@ -46,41 +48,48 @@ class GatedStore extends MemoryAttemptStore {
 
 const tick = () => new Promise((resolve) => setImmediate(resolve))
 
-t.test('a sign-in waits while the checks in flight could use up what is left, then looks again', async (t) => {
-  const limits = new SignInLimits(lockout({ maxAttempts: 2 }), undefined)
-  const first = started(await limits.begin('ann@example.org', '192.0.2.1', undefined))
-  const second = started(await limits.begin('ann@example.org', '192.0.2.1', undefined))
-  let third: Turn | { refused: unknown } | undefined
-  const waiting = limits.begin('ann@example.org', '192.0.2.1', undefined).then((turn) => { third = turn })
-  await tick()
-  t.equal(third, undefined, 'two checks in flight, two failures left: the third waits')
-  t.equal(await first.fail(), undefined, 'the first fails (one failure left)')
-  await tick()
-  t.equal(third, undefined, 'one failure left and one check in flight: still waiting')
-  t.same(await second.succeed() !== undefined, true, 'the second succeeds (and forgets the failure)')
-  await waiting
-  t.equal(third!.refused, undefined, 'then the third gets its turn')
-  const lock = await (third as Turn).fail()
-  t.equal(lock, undefined, 'one failure of two: no lock')
-})
+/** A store without reserve() and release(): the checks in flight are then kept by this process (Turns). */
+function perProcess<S extends AttemptStore> (store: S): S {
+  return Object.assign(store, { reserve: undefined, release: undefined })
+}
 
-t.test('a check that ends while another sign-in reads the counts is not missed', async (t) => {
-  const store = new GatedStore()
-  const limits = new SignInLimits(lockout({ maxAttempts: 1, store }), undefined)
-  const first = started(await limits.begin('ann@example.org', '192.0.2.1', undefined))
-  let open: () => void = () => {}
-  store.gate = new Promise((resolve) => { open = resolve })
-  const reads = store.reads
-  const second = limits.begin('ann@example.org', '192.0.2.1', undefined)
-  await tick()
-  t.ok(store.reads > reads, 'the second is reading')
-  store.gate = undefined
-  const lock = await first.fail()
-  t.ok(lock !== undefined && lock.reason === 'locked', 'the first failure locks (maxAttempts 1)')
-  open()
-  const answer = await second
-  t.equal(answer.refused?.reason, 'locked', 'the second read again and found the lock, instead of checking an 11th password')
-})
+for (const [where, kept] of [['places in the store', <S extends AttemptStore>(store: S) => store], ['per process', perProcess]] as const) {
+  t.test(`a sign-in waits while the checks in flight could use up what is left, then looks again (${where})`, async (t) => {
+    const limits = new SignInLimits(lockout({ maxAttempts: 2, store: kept(new MemoryAttemptStore()) }), undefined)
+    const first = started(await limits.begin('ann@example.org', '192.0.2.1', undefined))
+    const second = started(await limits.begin('ann@example.org', '192.0.2.1', undefined))
+    let third: Turn | { refused: unknown } | undefined
+    const waiting = limits.begin('ann@example.org', '192.0.2.1', undefined).then((turn) => { third = turn })
+    await tick()
+    t.equal(third, undefined, 'two checks in flight, two failures left: the third waits')
+    t.equal(await first.fail(), undefined, 'the first fails (one failure left)')
+    await tick()
+    t.equal(third, undefined, 'one failure left and one check in flight: still waiting')
+    t.same(await second.succeed() !== undefined, true, 'the second succeeds (and forgets the failure)')
+    await waiting
+    t.equal(third!.refused, undefined, 'then the third gets its turn')
+    const lock = await (third as Turn).fail()
+    t.equal(lock, undefined, 'one failure of two: no lock')
+  })
+
+  t.test(`a check that ends while another sign-in reads the counts is not missed (${where})`, async (t) => {
+    const store = kept(new GatedStore())
+    const limits = new SignInLimits(lockout({ maxAttempts: 1, store }), undefined)
+    const first = started(await limits.begin('ann@example.org', '192.0.2.1', undefined))
+    let open: () => void = () => {}
+    store.gate = new Promise((resolve) => { open = resolve })
+    const reads = store.reads
+    const second = limits.begin('ann@example.org', '192.0.2.1', undefined)
+    await tick()
+    t.ok(store.reads > reads, 'the second is reading')
+    store.gate = undefined
+    const lock = await first.fail()
+    t.ok(lock !== undefined && lock.reason === 'locked', 'the first failure locks (maxAttempts 1)')
+    open()
+    const answer = await second
+    t.equal(answer.refused?.reason, 'locked', 'the second read again and found the lock, instead of checking an 11th password')
+  })
+}
 
 t.test('at most maxConcurrent checks of one username at once; first come, first served', async (t) => {
   const limits = new SignInLimits(lockout({ maxConcurrent: 2 }), undefined)
@@ -222,4 +231,29 @@ t.test('the line per username is bounded: past MAX_WAITING_PER_USERNAME waiting,
   for (let i = 0; i < MAX_WAITING_PER_USERNAME; i++) turns.give('shared@example.org')
   await Promise.all(waiting)
   t.equal(served, MAX_WAITING_PER_USERNAME, 'every waiter got its turn')
+})
+
+t.test('a store without reserve() and release(): one start-up line, and the section still starts', async (t) => {
+  const plain = perProcess(new MemoryAttemptStore())
+  const logs = capturedLogs()
+  const { app } = await buildTestApp({ fastify: { logger: logs.logger }, plugin: { lockout: { store: plain } } })
+  t.teardown(() => app.close())
+  const lines = logs.withCode('FST_SR_NO_STORE_RESERVATIONS')
+  t.equal(lines.length, 1)
+  t.match(lines[0].msg, /has no reserve\(\) and release\(\), so each process keeps its own checks in flight/)
+  const quiet = capturedLogs()
+  const other = await buildTestApp({ fastify: { logger: quiet.logger } })
+  t.teardown(() => other.app.close())
+  t.same(quiet.withCode('FST_SR_NO_STORE_RESERVATIONS'), [], 'the default memory store reserves: nothing to say')
+  const loginOnly = capturedLogs()
+  const third = await buildTestApp({ fastify: { logger: loginOnly.logger }, plugin: { lockout: false, loginRateLimit: { store: perProcess(new MemoryAttemptStore()) } } })
+  t.teardown(() => third.app.close())
+  t.equal(loginOnly.withCode('FST_SR_NO_STORE_RESERVATIONS').length, 1, 'the address limit\'s own store too')
+})
+
+t.test('the places of a count live in its Cluster hash slot', async (t) => {
+  t.equal(placesKey('schools-resources:attempts:user:ann'), '{schools-resources:attempts:user:ann}:in-flight', 'the whole key as the tag')
+  t.equal(placesKey('{site}attempts:user:ann'), '{site}attempts:user:ann:in-flight', 'a tag of the key kept')
+  t.equal(placesKey('attempts:user:a}b'), 'attempts:user:a}b:in-flight', 'a stray brace: beside it')
+  t.equal(placesKey('attempts:user:{}x'), 'attempts:user:{}x:in-flight', 'an empty tag is no tag, and cannot be wrapped')
 })
