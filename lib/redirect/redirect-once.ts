@@ -99,7 +99,7 @@ function redirectOnce (reply: GuardedReply, url: string, code: number, baseUrl: 
       if (redirectRefused.hasSubscribers) {
         const section = sections.get(reply)
         // The access guard's own second redirect, to its section's index: the spec's warning, on every visit.
-        const expected = own && url === section
+        const expected = url === section
         redirectRefused.publish({ ...eventBase(reply.request, section), existingLocation: existing, refusedLocation: url, expected })
       }
       return undefined
