@@ -189,8 +189,10 @@ export class SignInLimits {
   async begin (username: string, ip: string | undefined, deviceCookie: unknown): Promise<Turn | { refused: Refusal }> {
     const user = normalUsername(username)
     const nonce = this.#devices?.known(deviceCookie, user)
-    const queued = this.#lockout !== undefined
-    if (queued) await this.#turns.take(user)
+    // The username's line, or for a browser that signed in as it before a line of its own: a flood of
+    // sign-ins to the username (which fills its line, then answers 503) does not hold that browser back.
+    const line = this.#lockout === undefined ? undefined : nonce === undefined ? user : `${user}\ndevice:${nonce}`
+    if (line !== undefined) await this.#turns.take(line)
     try {
       let known = nonce
       let counters = known === undefined ? this.#unknownBrowser(user, ip) : this.#knownBrowser(known)
@@ -204,10 +206,10 @@ export class SignInLimits {
           this.#turns.drop(keys, entries)
           throw err
         }
-        if (outcome === undefined) return this.#turn(user, counters, entries, deviceCookie, queued, known)
+        if (outcome === undefined) return this.#turn(user, counters, entries, deviceCookie, line, known)
         this.#turns.drop(keys, entries)
         if (outcome !== 'unknown-device') {
-          if (queued) this.#turns.give(user)
+          if (line !== undefined) this.#turns.give(line)
           return { refused: outcome }
         }
         // Too many failures from this browser: from now on it is a stranger, judged by its address.
@@ -215,7 +217,7 @@ export class SignInLimits {
         counters = this.#unknownBrowser(user, ip)
       }
     } catch (err) {
-      if (queued) this.#turns.give(user)
+      if (line !== undefined) this.#turns.give(line)
       throw err
     }
   }
@@ -264,7 +266,7 @@ export class SignInLimits {
     }
   }
 
-  #turn (user: string, counters: Counter[], entries: TurnEntry[], deviceCookie: unknown, queued: boolean, device: string | undefined): Turn {
+  #turn (user: string, counters: Counter[], entries: TurnEntry[], deviceCookie: unknown, line: string | undefined, device: string | undefined): Turn {
     let open = true
     const close = () => {
       if (!open) return
@@ -274,7 +276,7 @@ export class SignInLimits {
       // After the failure is counted (fail() awaits it first): the place is given back. Should the store
       // not answer, the place expires on its own.
       if (this.#reserved) for (const c of counters) c.store.release!(c.key).catch(() => {})
-      if (queued) this.#turns.give(user)
+      if (line !== undefined) this.#turns.give(line)
     }
     return {
       refused: undefined,

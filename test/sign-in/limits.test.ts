@@ -257,3 +257,18 @@ t.test('the places of a count live in its Cluster hash slot', async (t) => {
   t.equal(placesKey('attempts:user:a}b'), 'attempts:user:a}b:in-flight', 'a stray brace: beside it')
   t.equal(placesKey('attempts:user:{}x'), 'attempts:user:{}x:in-flight', 'an empty tag is no tag, and cannot be wrapped')
 })
+
+t.test('a browser that signed in before takes a turn of its own: a flood on the username does not answer it 503', async (t) => {
+  const limits = new SignInLimits(lockout({ maxConcurrent: 1, maxPerUsername: 10_000, maxAttempts: 10_000 }), undefined)
+  const cookie = new DeviceCookies(SECRET, 60_000).remember('', 'ann@example.org')
+  // The flood: one check running, the username's line full.
+  const running = started(await limits.begin('ann@example.org', '198.51.100.1', undefined))
+  const flood = Array.from({ length: MAX_WAITING_PER_USERNAME }, (_, i) => limits.begin('ann@example.org', `198.51.100.${i + 2}`, undefined))
+  await tick()
+  await t.rejects(limits.begin('ann@example.org', '198.51.100.250', undefined), { code: 'FST_SR_SIGN_IN_BUSY' }, 'a stranger past the full line: 503')
+  const own = started(await limits.begin('ann@example.org', '192.0.2.7', cookie))
+  t.type(own.device, 'string', 'the known browser gets its turn at once, judged by its own failures')
+  t.type(await own.succeed(), 'string')
+  running.end()
+  for (const waiting of flood) started(await waiting).end()
+})
