@@ -1,6 +1,7 @@
+import { subscribe, unsubscribe } from 'node:diagnostics_channel'
 import type { FastifyInstance } from 'fastify'
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
-import { subscribeEvent, type SectionEventName, type SectionEvent, type SignInFailedEvent, type FileDownloadedEvent, type RedirectRefusedEvent } from 'fastify-schools-resources'
+import { eventChannels, type SectionEvent, type SignInFailedEvent, type FileDownloadedEvent } from 'fastify-schools-resources'
 
 // Metrics for Prometheus (METRICS=1, docs/events.md lists them): the section's events counted, and the
 // latency of every route labelled by its template, never by URL, so that a crawler adds no series.
@@ -12,7 +13,7 @@ export function registerMetrics (app: FastifyInstance): Registry {
   const counter = (name: string, help: string, labelNames: string[] = []) => new Counter({ name, help, labelNames, registers: [registry] })
   const signIns = counter('schools_resources_sign_ins_total', 'Sign-ins, by outcome', ['outcome'])
   const failures = counter('schools_resources_sign_in_failures_total', 'Refused sign-ins, by reason', ['reason'])
-  const counts: Partial<Record<SectionEventName, (event: SectionEvent) => void>> = {
+  const counts: Partial<Record<keyof typeof eventChannels, (event: SectionEvent) => void>> = {
     signInSucceeded: () => signIns.inc({ outcome: 'succeeded' }),
     signInFailed: (event) => {
       signIns.inc({ outcome: 'failed' })
@@ -24,12 +25,14 @@ export function registerMetrics (app: FastifyInstance): Registry {
     fileDownloaded: ((downloads) => (event: SectionEvent) => downloads.inc({ status: String((event as FileDownloadedEvent).status) }))(
       counter('schools_resources_file_downloads_total', 'Protected files answered, by status (200, 206)', ['status'])),
     storeUnavailable: inc(counter('schools_resources_store_outages_total', 'Session store outages (once each)')),
-    // Not the access guard's own refusal, which every anonymous visit raises: only conflicts worth a look.
-    redirectRefused: ((refused) => (event: SectionEvent) => { if (!(event as RedirectRefusedEvent).expected) refused.inc() })(
-      counter('schools_resources_redirects_refused_total', 'Redirects refused by redirectOnce, beyond the access guard\'s own'))
+    redirectRefused: inc(counter('schools_resources_redirects_refused_total', 'Redirects refused by redirectOnce'))
   }
-  const stops = Object.entries(counts).map(([name, count]) =>
-    subscribeEvent(name as SectionEventName, (event) => { if (event.app.server === app.server) count(event) }))
+  const stops = Object.entries(counts).map(([name, count]) => {
+    const channel = eventChannels[name as keyof typeof eventChannels]
+    const listener = (message: unknown) => { if ((message as SectionEvent).app.server === app.server) count(message as SectionEvent) }
+    subscribe(channel, listener)
+    return () => unsubscribe(channel, listener)
+  })
 
   const duration = new Histogram({
     name: 'http_request_duration_seconds',

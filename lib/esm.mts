@@ -28,7 +28,6 @@ export const {
   storeErrorHandler,
   errorCodes,
   REDIRECT_CONFLICT_WARNING,
-  eventChannels,
-  subscribeEvent
+  eventChannels
 } = cjs
 export default fastifySchoolsResources

@@ -24,8 +24,7 @@ const PUBLIC_VALUES = {
   storeErrorHandler: 'function',
   errorCodes: 'object',
   REDIRECT_CONFLICT_WARNING: 'string',
-  eventChannels: 'object',
-  subscribeEvent: 'function'
+  eventChannels: 'object'
 }
 const REDIS_VALUES = {
   RedisSessionStore: 'function',
