@@ -15,7 +15,7 @@ import { demoCatalog, demoFiles } from '../examples/demo-catalog.js'
 // line. The getMember spread on its own is test/session/get-member-boundary.test.ts; here the boundaries
 // fail together and one at a time. Bounded runs; fast-check prints the seed of a failing run.
 
-const RUNS = 40
+const RUNS = 100
 // Planted in every thrown message and every value the section must not pass on: it must never be sent.
 const MARK = 'hunter2-boundary-mark'
 const THROWN = `SQLITE_BUSY (password=${MARK})`

@@ -34,8 +34,8 @@ t.test('a cached page is byte for byte the page the views render, whoever asks, 
       const data: CategoryPageData = { category, resources: pageOf(matching, window), filter, pagination: pagination(window, (s) => pageHref(paths.category(category.slug), { subject: filter.subject, year: filter.year }, s)) }
       return cacheFor(`${signInOn}/${size}`).page(data, window.start, ctx) === render(data, ctx)
     }
-  ), { numRuns: 150 })
-  t.pass('150 pages compared')
+  ), { numRuns: 400 })
+  t.pass('400 pages compared')
 })
 
 t.test('a catalog that returns a new record after a change gets the new page', async (t) => {

@@ -5,7 +5,7 @@ import { redirectOnce } from '../../lib/index.js'
 import { TEACHER, buildTestApp, conflictWarnings, formToken, withCookies } from '../helpers/app.js'
 
 // Bounded so that the suite stays fast; the seed is printed by fast-check when a property fails.
-const RUNS = 60
+const RUNS = 150
 
 t.test('for any request path, BackURL decodes back to exactly that path', async (t) => {
   let received = ''
