@@ -20,7 +20,10 @@ function fromExample (parentURL) {
   return typeof parentURL === 'string' && parentURL.startsWith(pathToFileURL(examples).href + '/')
 }
 
-if (typeof Module.registerHooks === 'function') {
+// Node 22's synchronous hooks cannot hand an import on to the asynchronous ones tap registers
+// (ERR_METHOD_NOT_IMPLEMENTED), so there the examples' require is redirected instead.
+const major = Number(process.versions.node.split('.')[0])
+if (major >= 23 && typeof Module.registerHooks === 'function') {
   Module.registerHooks({
     resolve (specifier, context, next) {
       const source = fromExample(context.parentURL) ? sources.get(specifier) : undefined
@@ -28,10 +31,11 @@ if (typeof Module.registerHooks === 'function') {
     }
   })
 } else {
-  // Node before 22.15 has no synchronous hooks; the examples are CommonJS, so require's resolver is enough.
-  const resolveFilename = Module._resolveFilename
-  Module._resolveFilename = function (request, parent, ...rest) {
-    const source = fromExample(parent?.filename && pathToFileURL(parent.filename).href) ? sources.get(request) : undefined
-    return resolveFilename.call(this, source ?? request, parent, ...rest)
+  // The examples are CommonJS, so their require is enough. It is patched rather than
+  // Module._resolveFilename, which tap's TypeScript loader replaces after this file has run.
+  const require = Module.prototype.require
+  Module.prototype.require = function (id) {
+    const source = fromExample(this.filename && pathToFileURL(this.filename).href) ? sources.get(id) : undefined
+    return require.call(this, source ?? id)
   }
 }
