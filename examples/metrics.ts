@@ -1,7 +1,6 @@
-import { subscribe, unsubscribe } from 'node:diagnostics_channel'
 import type { FastifyInstance } from 'fastify'
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
-import { eventChannels, type SectionEvent, type SignInFailedEvent, type FileDownloadedEvent } from 'fastify-schools-resources'
+import { subscribeEvent, type SectionEventName, type SectionEvent, type SignInFailedEvent, type FileDownloadedEvent, type RedirectRefusedEvent } from 'fastify-schools-resources'
 
 // Metrics for Prometheus (METRICS=1, docs/events.md lists them): the section's events counted, and the
 // latency of every route labelled by its template, never by URL, so that a crawler adds no series.
@@ -13,7 +12,7 @@ export function registerMetrics (app: FastifyInstance): Registry {
   const counter = (name: string, help: string, labelNames: string[] = []) => new Counter({ name, help, labelNames, registers: [registry] })
   const signIns = counter('schools_resources_sign_ins_total', 'Sign-ins, by outcome', ['outcome'])
   const failures = counter('schools_resources_sign_in_failures_total', 'Refused sign-ins, by reason', ['reason'])
-  const counts: Partial<Record<keyof typeof eventChannels, (event: SectionEvent) => void>> = {
+  const counts: Partial<Record<SectionEventName, (event: SectionEvent) => void>> = {
     signInSucceeded: () => signIns.inc({ outcome: 'succeeded' }),
     signInFailed: (event) => {
       signIns.inc({ outcome: 'failed' })
@@ -25,14 +24,12 @@ export function registerMetrics (app: FastifyInstance): Registry {
     fileDownloaded: ((downloads) => (event: SectionEvent) => downloads.inc({ status: String((event as FileDownloadedEvent).status) }))(
       counter('schools_resources_file_downloads_total', 'Protected files answered, by status (200, 206)', ['status'])),
     storeUnavailable: inc(counter('schools_resources_store_outages_total', 'Session store outages (once each)')),
-    redirectRefused: inc(counter('schools_resources_redirects_refused_total', 'Redirects refused by redirectOnce'))
+    // Not the access guard's own refusal, which every anonymous visit raises: only conflicts worth a look.
+    redirectRefused: ((refused) => (event: SectionEvent) => { if (!(event as RedirectRefusedEvent).expected) refused.inc() })(
+      counter('schools_resources_redirects_refused_total', 'Redirects refused by redirectOnce, beyond the access guard\'s own'))
   }
-  const stops = Object.entries(counts).map(([name, count]) => {
-    const channel = eventChannels[name as keyof typeof eventChannels]
-    const listener = (message: unknown) => { if ((message as SectionEvent).app.server === app.server) count(message as SectionEvent) }
-    subscribe(channel, listener)
-    return () => unsubscribe(channel, listener)
-  })
+  const stops = Object.entries(counts).map(([name, count]) =>
+    subscribeEvent(name as SectionEventName, (event) => { if (event.app.server === app.server) count(event) }))
 
   const duration = new Histogram({
     name: 'http_request_duration_seconds',

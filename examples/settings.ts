@@ -2,6 +2,8 @@
 // starts, with a message that names the variable, says what it must be and shows what was given
 // (Fastify's and node-redis's own messages name neither: "options.port should be >= 0", "Invalid URL").
 
+import { BlockList, isIP } from 'node:net'
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
 
 export interface ExampleSettings {
@@ -112,7 +114,27 @@ function trustProxy (raw: string | undefined): string | undefined {
   if (count !== undefined) {
     throw new SettingError('TRUST_PROXY', `${TRUST_PROXY_MUST}; a hop count such as ${count.trim()} is not trusted by Fastify 5 (it trusts no proxy at all) and as text it would be read as an IP address`, raw)
   }
+  const publicPeer = ['203.0.113.1', '2001:db8::1'].find((peer) => proxies(raw).check(peer, isIP(peer) === 6 ? 'ipv6' : 'ipv4'))
+  if (publicPeer !== undefined) {
+    throw new SettingError('TRUST_PROXY', `${TRUST_PROXY_MUST}; this list trusts public addresses such as ${publicPeer}, whose clients could then choose their own address for the login limit, as with true`, raw)
+  }
   return raw
+}
+
+/** The proxies TRUST_PROXY lists, as a BlockList to ask whether an address is one of them; an entry that is no address or CIDR is refused. */
+function proxies (raw: string): BlockList {
+  const list = new BlockList()
+  for (const entry of raw.split(',')) {
+    const [address, prefix] = entry.trim().split('/')
+    const family = isIP(address) === 6 ? 'ipv6' : 'ipv4'
+    try {
+      if (prefix === undefined) list.addAddress(address, family)
+      else list.addSubnet(address, /^\d{1,3}$/.test(prefix) ? Number(prefix) : NaN, family)
+    } catch {
+      throw new SettingError('TRUST_PROXY', TRUST_PROXY_MUST, raw)
+    }
+  }
+  return list
 }
 
 export function readSettings (env: Env): ExampleSettings {

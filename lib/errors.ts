@@ -81,6 +81,20 @@ const FST_SR_LOGIN_RATE_LIMITED = createError<[string]>(
   429
 )
 
+/**
+ * The section is registered inside an encapsulated plugin (named by the argument), where it cannot see a
+ * `config.membersOnly` route elsewhere in the app; fails `app.ready()` unless `membersOnlyOutsideSection: 'warn'`.
+ */
+const FST_SR_SECTION_ENCAPSULATED = createError<[string]>(
+  'FST_SR_SECTION_ENCAPSULATED',
+  'fastify-schools-resources is registered inside the encapsulated plugin %s, so a config.membersOnly route ' +
+    'anywhere else in the app would be served to everyone (Fastify shows a plugin no route of a sibling context). ' +
+    'Wrap that plugin in fastify-plugin, so that the section joins the app\'s own context and guards every such route; ' +
+    'or, if the section is meant to guard only that plugin\'s routes, set membersOnlyOutsideSection: \'warn\' and guard ' +
+    'routes elsewhere with preHandler: fastify.membersOnly(), which fails start-up where no section guards them',
+  500
+)
+
 /** `anonymousShortCircuit` is registered, but no resources section was registered after it. */
 const FST_SR_NO_SECTION = createError(
   'FST_SR_NO_SECTION',
@@ -141,6 +155,13 @@ const FST_SR_INVALID_CREDENTIALS = createError(
 const FST_SR_LOCKED_OUT = createError<[string]>(
   'FST_SR_LOCKED_OUT',
   'Too many failed sign-ins for this email address. Try again after %s.',
+  429
+)
+
+/** A member signed in more often in the last minute than `lockout.maxNewSessionsPerMinute` allows. */
+const FST_SR_SESSION_RATE_LIMITED = createError<[string]>(
+  'FST_SR_SESSION_RATE_LIMITED',
+  'Too many sign-ins to this account in the last minute. Try again after %s.',
   429
 )
 
@@ -222,6 +243,7 @@ export const errorCodes = {
   FST_SR_STORE_ERROR,
   FST_SR_UNSUPPORTED_REDIS_CLIENT,
   FST_SR_LOGIN_RATE_LIMITED,
+  FST_SR_SECTION_ENCAPSULATED,
   FST_SR_NO_SECTION,
   FST_SR_PLUGIN_ORDER,
   FST_SR_NO_SESSION_PLUGIN,
@@ -230,6 +252,7 @@ export const errorCodes = {
   FST_SR_MISSING_CREDENTIALS,
   FST_SR_INVALID_CREDENTIALS,
   FST_SR_LOCKED_OUT,
+  FST_SR_SESSION_RATE_LIMITED,
   FST_SR_FORBIDDEN,
   FST_SR_UNGUARDED_ROUTE,
   FST_SR_BAD_PROTOCOL,

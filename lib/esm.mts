@@ -28,6 +28,7 @@ export const {
   storeErrorHandler,
   errorCodes,
   REDIRECT_CONFLICT_WARNING,
-  eventChannels
+  eventChannels,
+  subscribeEvent
 } = cjs
 export default fastifySchoolsResources

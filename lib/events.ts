@@ -1,9 +1,11 @@
 // The section's events on node:diagnostics_channel (docs/events.md): what an audit log or a metrics
-// exporter subscribes to. A leaf: imports nothing of ours. Every payload is built only when a channel
-// has subscribers, and holds plain values: never a password, a session id or a CSRF token.
-import { channel } from 'node:diagnostics_channel'
+// exporter subscribes to. A leaf hub: imports only the other hubs. Every payload is built only when a
+// channel has subscribers, and holds plain values: never a password, a session id or a CSRF token.
+import { channel, subscribe, unsubscribe } from 'node:diagnostics_channel'
 import { createHmac, createSecretKey, randomBytes } from 'node:crypto'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { invalidOption } from './option-checks.js'
+import { emitProcessWarning, EVENT_LISTENER_WARNING } from './warnings.js'
 
 /** The channel names, for `diagnostics_channel.subscribe(name, listener)`. */
 export const eventChannels = Object.freeze({
@@ -31,17 +33,21 @@ export interface SectionEvent {
 
 /** Why a sign-in was refused. An open list: new reasons may be added in a minor version. */
 export type SignInFailureReason = 'wrong-credentials' | 'locked-out' | 'rate-limited' | 'csrf' | 'busy' |
-  'missing-credentials' | 'insecure-connection' | (string & {})
+  'missing-credentials' | 'insecure-connection' | 'too-many-sessions' | (string & {})
 
 export interface SignInSucceededEvent extends SectionEvent { memberId: string | number }
 export interface SignInFailedEvent extends SectionEvent {
   reason: SignInFailureReason
-  /** HMAC-SHA-256 (base64url) of the identifier tried, trimmed and lower-cased; undefined when none was given. */
+  /**
+   * HMAC-SHA-256 (base64url) of the identifier tried, trimmed and lower-cased; undefined when none was
+   * given or what was typed is no email address (a password typed into the email field is never hashed).
+   */
   identifierHash: string | undefined
 }
 /** A failed sign-in locked its username (for this address, or for every browser it never signed in from). */
 export interface LockedOutEvent extends SectionEvent {
-  identifierHash: string
+  /** As SignInFailedEvent's: undefined when the locked username is no email address. */
+  identifierHash: string | undefined
   until: Date
 }
 export interface SignedOutEvent extends SectionEvent { memberId: string | number | undefined }
@@ -67,6 +73,71 @@ export interface StoreUnavailableEvent extends SectionEvent {
 export interface RedirectRefusedEvent extends SectionEvent {
   existingLocation: string
   refusedLocation: string
+  /**
+   * True for the access guard's own refusal (the redirect to the section index after the login redirect,
+   * which the spec raises on every anonymous visit); false for any other, which a metric or alert counts.
+   */
+  expected: boolean
+}
+
+/** Each channel's payload, by its name in `eventChannels`. */
+export interface SectionEvents {
+  signInSucceeded: SignInSucceededEvent
+  signInFailed: SignInFailedEvent
+  lockedOut: LockedOutEvent
+  signedOut: SignedOutEvent
+  accessRefused: AccessRefusedEvent
+  fileDownloaded: FileDownloadedEvent
+  storeUnavailable: StoreUnavailableEvent
+  redirectRefused: RedirectRefusedEvent
+}
+
+export type SectionEventName = keyof SectionEvents
+
+/** A listener given to `subscribeEvent`: it may be async; a throw or a rejection drops the event for it. */
+export type SectionEventListener<K extends SectionEventName> = (event: SectionEvents[K]) => void | Promise<void>
+
+/**
+ * Subscribes `listener` to the section's event `name` (a key of `eventChannels`) and returns the function
+ * that unsubscribes it. Node rethrows a raw diagnostics_channel subscriber's error as an uncaught exception,
+ * which ends the process (an audit sink with a full disk would take the site down); here a throw, or a
+ * rejected promise, drops that event for this listener and is said once per listener and channel, in the
+ * log of the app the event came from.
+ */
+export function subscribeEvent<K extends SectionEventName> (name: K, listener: SectionEventListener<K>): () => void {
+  if (typeof name !== 'string' || !Object.hasOwn(eventChannels, name)) {
+    invalidOption('subscribeEvent name', `must be one of ${Object.keys(eventChannels).join(', ')}`)
+  }
+  if (typeof listener !== 'function') invalidOption('subscribeEvent listener', 'must be a function')
+  const channelName = eventChannels[name]
+  let said = false
+  const dropped = (event: SectionEvents[K], error: unknown) => {
+    if (said) return
+    said = true
+    listenerThrew(event.app, channelName, error)
+  }
+  const guarded = (message: unknown) => {
+    const event = message as SectionEvents[K]
+    try {
+      const result = listener(event)
+      if (result instanceof Promise) result.catch((error: unknown) => dropped(event, error))
+    } catch (error) {
+      dropped(event, error)
+    }
+  }
+  subscribe(channelName, guarded)
+  return () => { unsubscribe(channelName, guarded) }
+}
+
+function listenerThrew (app: FastifyInstance, channelName: string, error: unknown): void {
+  const message = `a listener of ${channelName} failed, so the event was dropped for it (said once per listener ` +
+    'and channel): catch its errors inside it (a log sink that fails must not lose the rest of the trail)'
+  try {
+    app.log.warn({ code: EVENT_LISTENER_WARNING, channel: channelName, err: error }, message)
+  } catch {
+    // The app's own logger failed too: the process warning still reaches stderr.
+    emitProcessWarning(message, 'Warning', EVENT_LISTENER_WARNING)
+  }
 }
 
 /** A channel whose messages are `T`: a typed view of node:diagnostics_channel's own. */
@@ -98,11 +169,19 @@ export function eventBase (request: FastifyRequest, section: string | undefined)
 // and a password spray makes one hash per attempt.
 const PROCESS_KEY = createSecretKey(randomBytes(32))
 
+// What an email address looks like as people type it: no spaces, one @, a dotted domain ending in letters.
+// Anything else (a password typed into the email field, most often) is no identifier, and is not hashed.
+const IDENTIFIER = /^[^\s@]{1,64}@[^\s@.]+(?:\.[^\s@.]+)*\.[a-z]{2,63}$/
+
 /**
- * The keyed hash a failed sign-in carries instead of what was typed (people type passwords into the
- * email field): the same identifier gives the same hash under one key, and without the key it cannot
- * be tested against a list of addresses.
+ * The keyed hash a failed sign-in carries instead of what was typed: the same identifier gives the same
+ * hash under one key, and without the key it cannot be tested against a list of addresses. Only an
+ * identifier is hashed (an email address, trimmed and lower-cased); anything else gives undefined, since
+ * people type passwords into the email field and a leaked key and log would make such a hash a dictionary.
  */
-export function identifierHash (identifier: string, key: string | undefined): string {
-  return createHmac('sha256', key ?? PROCESS_KEY).update(identifier.trim().toLowerCase()).digest('base64url')
+export function identifierHash (typed: unknown, key: string | undefined): string | undefined {
+  if (typeof typed !== 'string' || typed.length > 320) return undefined
+  const identifier = typed.trim().toLowerCase()
+  if (!IDENTIFIER.test(identifier)) return undefined
+  return createHmac('sha256', key ?? PROCESS_KEY).update(identifier).digest('base64url')
 }

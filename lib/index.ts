@@ -21,8 +21,9 @@ import { guardHostRoutes } from './access/members-only.js'
 import type { MembersOnlyDeps } from './access/members-only-kit.js'
 import { fileRoutes } from './files/file-routes.js'
 import { servesSignIn, signInRoutes } from './sign-in/sign-in-routes.js'
-import { SignInLimits, warnWithoutDeviceSecret } from './sign-in/limits.js'
+import { SignInLimits, warnWithoutDeviceSecret, warnWithoutReservations } from './sign-in/limits.js'
 import { PasswordChecks } from './sign-in/password-checks.js'
+import { NewSessions } from './sign-in/new-sessions.js'
 
 const FORM = 'application/x-www-form-urlencoded'
 
@@ -66,7 +67,7 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
   })
 
   // The host's members-only routes (config.membersOnly, fastify.membersOnly()) in this context and below.
-  guardHostRoutes(fastify, { ...membersOnly, securityHeaders: headers, answerError: errors })
+  guardHostRoutes(fastify, { ...membersOnly, securityHeaders: headers, answerError: errors }, opts.membersOnlyOutsideSection)
 
   // Routes live in their own context so the form parser and CSRF stay ours and do not leak into the host.
   async function schoolsResourcesSection (section: FastifyInstance) {
@@ -88,6 +89,7 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
     const csrf = await registerCsrf(section, opts.baseUrl)
     if (!servesSignIn(section.server, paths, { authenticate: opts.authenticate, sessionKey: opts.sessionKey, logout: paths.logout, findMember: opts.findMember?.find, returnParam: opts.returnParam })) return
     if (opts.lockout !== false) warnWithoutDeviceSecret(section.log, opts.lockout)
+    warnWithoutReservations(section.log, [opts.lockout, opts.loginRateLimit].flatMap((limit) => limit === false ? [] : [limit.store]))
     const passwordChecks = new PasswordChecks(opts.passwordChecks)
     // Before the server waits for its requests to end: the sign-ins still in line are answered now.
     section.addHook('preClose', function passwordLineClose (done) {
@@ -105,6 +107,7 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
       returnParam: opts.returnParam,
       sessionKey: opts.sessionKey,
       keepSessionData: opts.keepSessionData,
+      newSessions: opts.lockout === false ? undefined : new NewSessions(opts.lockout.store, opts.lockout.maxNewSessionsPerMinute),
       limits: opts.lockout === false && opts.loginRateLimit === false
         ? undefined
         : new SignInLimits(opts.lockout === false ? undefined : opts.lockout, opts.loginRateLimit === false ? undefined : opts.loginRateLimit),
@@ -139,7 +142,7 @@ export { MemoryAttemptStore } from './stores/attempt-store.js'
 export { storeErrorHandler }
 export { errorCodes } from './errors.js'
 export { REDIRECT_CONFLICT_WARNING } from './warnings.js'
-export { eventChannels } from './events.js'
+export { eventChannels, subscribeEvent } from './events.js'
 
 export type { FastifySchoolsResourcesOptions } from './options.js'
 export type { Member, MembersOnlyOptions, Credentials, Catalog, CatalogData, Category, CategoryWithResources, Resource, ResourceFormat, CategoriesPage, CategoriesPageQuery, ResourcesPage, ResourcesPageQuery } from './types.js'
@@ -155,6 +158,6 @@ export type { ConflictLogOption } from './redirect/conflict-log.js'
 export type { AnonymousShortCircuitOptions } from './access/anonymous-short-circuit.js'
 export type {
   SectionEvent, SignInFailureReason, SignInSucceededEvent, SignInFailedEvent, LockedOutEvent, SignedOutEvent, AccessRefusedEvent,
-  FileDownloadedEvent, StoreUnavailableEvent, RedirectRefusedEvent
+  FileDownloadedEvent, StoreUnavailableEvent, RedirectRefusedEvent, SectionEvents, SectionEventName, SectionEventListener
 } from './events.js'
 export type { FindMember, FoundMember } from './session/find-member.js'

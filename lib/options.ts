@@ -9,12 +9,14 @@ import { sessionCookieName } from './access/anonymous-short-circuit.js'
 import { parseConflictLog, type ConflictLogOption } from './redirect/conflict-log.js'
 import { resolveStylesheet, type ResolvedStylesheet } from './pages/stylesheet.js'
 import { resolveOpenApi, type OpenApi } from './pages/openapi.js'
+import { parseMembersOnlyOutsideSection, type MembersOnlyOutsideSection } from './access/members-only.js'
 import type { Views } from './pages/views.js'
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from './pages/pagination.js'
 import type { FindMember, FindMemberCacheSettings } from './session/find-member.js'
 import { MemoryAttemptStore, type AttemptStore } from './stores/attempt-store.js'
 import { namedFile } from './section/catalog.js'
 import type { LockoutOptions, LockoutSettings, LoginRateLimitOptions, LoginRateLimitSettings } from './sign-in/limits.js'
+import { CSRF_DEFAULT_SESSION_KEY, type KeepSessionData } from './sign-in/session-data.js'
 import { passwordCheckDefaults, perAddressDefault, type PasswordCheckSettings, type PasswordChecksOptions } from './sign-in/password-checks.js'
 
 /**
@@ -58,8 +60,13 @@ export interface SectionOptions {
   returnParam?: string
   /** Session key that holds the signed-in member (default `member`). */
   sessionKey?: string
-  /** Sign-in keeps what the host stored in the session under a new session id (default true); false starts a clean one. */
-  keepSessionData?: boolean
+  /**
+   * What sign-in keeps of the session under its new id: `true` (default) all the host stored but `_csrf`
+   * (@fastify/csrf-protection's secret) and `sessionKey`; a list keeps only those keys (`['cart', 'lang']`);
+   * `false` starts a clean one. A host whose csrf-protection keeps its secret under another `sessionKey`
+   * lists its keys or sets false (docs/sign-in.md).
+   */
+  keepSessionData?: KeepSessionData
   /** Who is signed in, for hosts with their own authentication (default: the session's member). */
   getMember?: (request: FastifyRequest) => Member | null | undefined | Promise<Member | null | undefined>
   /**
@@ -127,10 +134,17 @@ export interface SectionOptions {
    */
   openapi?: boolean | { tag?: string }
   /**
-   * The key (32 characters or more) of the keyed hash that failed sign-in events carry instead of the
-   * identifier tried (docs/events.md); the same on every instance so that hashes compare. Unset: one per process.
+   * The key (a secret of 128 bits or more: `openssl rand -base64 32`) of the keyed hash that failed sign-in
+   * events carry instead of an email address tried (docs/events.md); the same on every instance so that
+   * hashes compare. Unset: one per process.
    */
   auditKey?: string
+  /**
+   * A section registered inside an encapsulated plugin (an @fastify/autoload file without fastify-plugin)
+   * cannot see a `config.membersOnly` route elsewhere in the app, so start-up fails with
+   * FST_SR_SECTION_ENCAPSULATED; `'warn'` starts it with a warning instead (docs/host-routes.md).
+   */
+  membersOnlyOutsideSection?: 'warn'
 }
 
 export interface ResolvedOptions {
@@ -145,7 +159,7 @@ export interface ResolvedOptions {
   logoutUrl: string | undefined
   returnParam: string
   sessionKey: string
-  keepSessionData: boolean
+  keepSessionData: KeepSessionData
   getMember: FastifySchoolsResourcesOptions['getMember']
   /** The host's findMember and its cache settings, or undefined without it. */
   findMember: { find: FindMember, cache: FindMemberCacheSettings } | undefined
@@ -166,6 +180,7 @@ export interface ResolvedOptions {
   filesRoot: string | undefined
   openapi: OpenApi
   auditKey: string | undefined
+  membersOnlyOutsideSection: MembersOnlyOutsideSection
 }
 
 // Fastify passes these through to every plugin; they are not ours to judge.
@@ -177,7 +192,7 @@ const KNOWN_KEYS = new Set<string>([
   'openapi',
   'auditKey',
   'findMember', 'findMemberCache',
-  'logoutUrl', 'returnParam'
+  'logoutUrl', 'returnParam', 'membersOnlyOutsideSection'
 ])
 const VIEW_KEYS = new Set(['layout', 'index', 'category', 'login', 'notFound', 'forbidden'])
 
@@ -244,7 +259,8 @@ function resolveLockout (opts: Record<string, unknown>): LockoutSettings | false
     maxConcurrent: positiveInteger(lockout.maxConcurrent, 'lockout.maxConcurrent', 10),
     store: lockout.store === undefined ? new MemoryAttemptStore() : attemptStore(lockout.store, 'lockout.store'),
     deviceSecret,
-    deviceMaxAgeMs: positiveInteger(lockout.deviceMaxAgeMs, 'lockout.deviceMaxAgeMs', 30 * 24 * 60 * 60 * 1000)
+    deviceMaxAgeMs: positiveInteger(lockout.deviceMaxAgeMs, 'lockout.deviceMaxAgeMs', 30 * 24 * 60 * 60 * 1000),
+    maxNewSessionsPerMinute: positiveInteger(lockout.maxNewSessionsPerMinute, 'lockout.maxNewSessionsPerMinute', 120)
   }
 }
 
@@ -344,8 +360,7 @@ export function resolveOptions (raw: object): ResolvedOptions {
   const sessionKey = opts.sessionKey ?? 'member'
   if (typeof sessionKey !== 'string' || sessionKey === '') invalidOption('sessionKey', 'must be a non-empty string')
 
-  const keepSessionData = opts.keepSessionData ?? true
-  if (typeof keepSessionData !== 'boolean') invalidOption('keepSessionData', 'must be true or false')
+  const keepSessionData = resolveKeepSessionData(opts.keepSessionData, sessionKey)
 
   const views = opts.views ?? {}
   if (views === null || typeof views !== 'object') invalidOption('views', 'must be an object of render functions')
@@ -399,13 +414,41 @@ export function resolveOptions (raw: object): ResolvedOptions {
     conflictLog: parseConflictLog(opts.conflictLog),
     filesRoot: resolveFilesRoot(opts, catalog),
     openapi: resolveOpenApi(opts.openapi),
-    auditKey: resolveAuditKey(opts.auditKey)
+    auditKey: resolveAuditKey(opts.auditKey),
+    membersOnlyOutsideSection: parseMembersOnlyOutsideSection(opts.membersOnlyOutsideSection)
   }
   if (resolved.prefix === '/') invalidOption('prefix', 'must not be the site root')
   return resolved
 }
 
+const KEEP_SESSION_DATA = 'must be true (all the host stored but the CSRF secret), false (nothing), or a list of session keys such as [\'cart\', \'lang\']'
+
+function resolveKeepSessionData (value: unknown, sessionKey: string): KeepSessionData {
+  if (value === undefined) return true
+  if (typeof value === 'boolean') return value
+  if (!Array.isArray(value) || !value.every((key) => typeof key === 'string' && key !== '')) invalidOption('keepSessionData', KEEP_SESSION_DATA)
+  for (const key of [CSRF_DEFAULT_SESSION_KEY, sessionKey]) {
+    if (value.includes(key)) invalidOption('keepSessionData', `must not list ${JSON.stringify(key)}: ${key === sessionKey ? 'the member is set again at sign-in' : 'the CSRF secret is renewed with the session id'}`)
+  }
+  return Object.freeze([...value as string[]])
+}
+
+/**
+ * The bits a secret written as text carries, estimated: its length times log2 of the alphabet it seems
+ * drawn from, taken as twice the distinct characters in it (a short random string shows only part of its
+ * alphabet) and no more than the classes it uses (lower case, upper case, digits, others). 32 random hex
+ * digits give about 150, `openssl rand -base64 32` about 250; a word repeated, or one character, far fewer.
+ */
+function estimatedBits (secret: string): number {
+  const classes = [/[a-z]/, /[A-Z]/, /\d/, /[^a-zA-Z\d]/].reduce((size, re, i) => size + (re.test(secret) ? [26, 26, 10, 33][i] : 0), 0)
+  return secret.length * Math.log2(Math.min(classes, 2 * new Set(secret).size))
+}
+
+const AUDIT_KEY_BITS = 128
+
 function resolveAuditKey (value: unknown): string | undefined {
-  if (value !== undefined && (typeof value !== 'string' || value.length < 32)) invalidOption('auditKey', 'must be a string of 32 characters or more, the same on every instance')
+  if (value !== undefined && (typeof value !== 'string' || estimatedBits(value) < AUDIT_KEY_BITS)) {
+    invalidOption('auditKey', `must be a secret of ${AUDIT_KEY_BITS} bits or more, such as the output of \`openssl rand -base64 32\`, the same on every instance`)
+  }
   return value as string | undefined
 }

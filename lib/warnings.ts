@@ -82,11 +82,11 @@ export function forgetHostMistake (log: MistakeLog, key: string): void {
 /** Code of the log line, once per resource until its file is served again: a file resource's file cannot be served (missing, unreadable, outside the files directory). */
 export const FILE_UNAVAILABLE_WARNING = 'FST_SR_FILE_UNAVAILABLE'
 
-/** Code of the start-up log line: the section is registered inside an encapsulated plugin, so `config.membersOnly` routes elsewhere are not guarded. */
-export const SECTION_ENCAPSULATED_WARNING = 'FST_SR_SECTION_ENCAPSULATED'
-
 /** Code of the start-up log line: Fastify's `trustProxy` is `true`, a hop count, or otherwise trusts any client's X-Forwarded-For. */
 export const TRUST_PROXY_WARNING = 'FST_SR_TRUST_PROXY'
+
+/** Code of the log line, once per listener and channel: a listener subscribed with `subscribeEvent` threw, so its event was dropped. */
+export const EVENT_LISTENER_WARNING = 'FST_SR_EVENT_LISTENER'
 
 /** Code of the log line at sign-in: the session cookie is Secure (or `baseUrl` https) but Fastify sees the request as plain http. */
 export const SECURE_COOKIE_OVER_HTTP_WARNING = 'FST_SR_SECURE_COOKIE_OVER_HTTP'
@@ -110,6 +110,12 @@ export function kindOfValue (value: unknown): string {
  * instances) but device cookies have no shared key (`lockout.deviceSecret`).
  */
 export const NO_DEVICE_SECRET_WARNING = 'FST_SR_NO_DEVICE_SECRET'
+
+/**
+ * Code of the `warn` line logged once at start-up when a store of the sign-in limits has no `reserve()`
+ * and `release()`: the checks in flight are then kept per process, not across instances.
+ */
+export const NO_STORE_RESERVATIONS_WARNING = 'FST_SR_NO_STORE_RESERVATIONS'
 
 /**
  * Code of the log line (a process warning unless the store has a `log`) when a RedisSessionStore's

@@ -320,21 +320,22 @@ t.test('views: a view that throws, rejects or gives no page is the 500 page with
 })
 
 type Form = 'config-before' | 'config-after' | 'decorator'
-type Place = 'root' | 'child' | 'sibling'
+type Place = 'root' | 'child' | 'sibling' | 'sibling-warn'
 const QUERY = { querystring: { type: 'object', properties: { n: { type: 'integer' } } } }
 
-t.test('route config: any membersOnly value fails start-up, guards the route, or is open only when false, absent or said at start-up', async (t) => {
+t.test('route config: any membersOnly value fails start-up, guards the route, or is open only when false, absent or allowed at start-up', async (t) => {
   const value = fc.oneof(
     fc.anything(),
     fc.record({ groups: fc.oneof(fc.anything(), fc.constant(['staff']), fc.constant([]), fc.constant(['staff', ''])), title: fc.oneof(fc.anything(), fc.constant('Staff notices')), extra: fc.anything() }, { requiredKeys: [] })
   )
   const forms = fc.constantFrom<Form>('config-before', 'config-after', 'decorator')
-  const places = fc.constantFrom<Place>('root', 'child', 'sibling')
-  const outcomes = { refusedAtStart: 0, guarded: 0, open: 0, failedClosed: 0, outsideSaid: 0 }
+  const places = fc.constantFrom<Place>('root', 'child', 'sibling', 'sibling-warn')
+  const outcomes = { refusedAtStart: 0, guarded: 0, open: 0, failedClosed: 0, outsideRefused: 0, outsideSaid: 0 }
   let requests = 0
   await fc.assert(fc.asyncProperty(value, forms, places, async (membersOnly, form, chosen) => {
     // Outside the section's context app.membersOnly does not exist: the decorator form goes in a child.
-    const place: Place = form === 'decorator' && chosen === 'sibling' ? 'child' : chosen
+    const place: Place = form === 'decorator' && chosen.startsWith('sibling') ? 'child' : chosen
+    const outside = place.startsWith('sibling')
     const log = capturedLog()
     const app = Fastify({ logger: log.logger, requestIdHeader: 'x-test-id' })
     let served = 0
@@ -352,24 +353,31 @@ t.test('route config: any membersOnly value fails start-up, guards the route, or
       await app.register(fastifyCookie)
       await app.register(fastifySession, { secret: SECRET, saveUninitialized: false, cookie: { secure: false } })
       if (form === 'config-before') withRoute(app)
-      const section = { catalog: inner, signIn: false as const, getMember: () => null, baseUrl: BASE_URL, files: demoFiles }
+      const section = { catalog: inner, signIn: false as const, getMember: () => null, baseUrl: BASE_URL, files: demoFiles, ...(place === 'sibling-warn' ? { membersOnlyOutsideSection: 'warn' as const } : {}) }
       // An @fastify/autoload file without fastify-plugin: the section in an encapsulated plugin of its own.
-      if (place === 'sibling') await app.register(async function sectionFile (i) { await i.register(schoolsResources, section) })
+      if (outside) app.register(async function sectionFile (i) { await i.register(schoolsResources, section) })
       else await app.register(schoolsResources, section)
       try {
         if (form !== 'config-before') withRoute(app)
         await app.ready()
       } catch (error) {
-        // Start-up fails with the section's own error, never with a crash of another kind.
-        if ((error as { code?: string }).code !== 'FST_SR_INVALID_OPTION') throw new Error(`${what}: start-up failed with ${String(error)}`)
-        if (form === 'config-before' || place === 'sibling') throw new Error(`${what}: the section cannot see this route at start-up`)
+        // Start-up fails with the section's own error, never with a crash of another kind: inside an
+        // encapsulated plugin whatever the route, else for a bad value on a route it sees.
+        const code = (error as { code?: string }).code
+        if (place === 'sibling' && code === 'FST_SR_SECTION_ENCAPSULATED') {
+          outcomes.outsideRefused++
+          return
+        }
+        if (code !== 'FST_SR_INVALID_OPTION') throw new Error(`${what}: start-up failed with ${String(error)}`)
+        if (form === 'config-before' || outside) throw new Error(`${what}: the section cannot see this route at start-up`)
         outcomes.refusedAtStart++
         return
       }
       const said = log.lines.some((l) => l.level === WARN && l.code === 'FST_SR_SECTION_ENCAPSULATED')
-      if (place === 'sibling' && !said) throw new Error(`${what}: the section inside an encapsulated plugin said nothing at start-up`)
-      if (place !== 'sibling' && said) throw new Error(`${what}: warned about encapsulation where the section is in the app's own context`)
-      const open = place === 'sibling' || (form !== 'decorator' && (membersOnly === false || membersOnly === undefined))
+      if (place === 'sibling') throw new Error(`${what}: the section inside an encapsulated plugin started`)
+      if (outside && !said) throw new Error(`${what}: the section inside an encapsulated plugin said nothing at start-up`)
+      if (!outside && said) throw new Error(`${what}: warned about encapsulation where the section is in the app's own context`)
+      const open = outside || (form !== 'decorator' && (membersOnly === false || membersOnly === undefined))
       for (const url of ['/page', '/page?n=not-a-number']) {
         for (const accept of ['text/html', 'application/json']) {
           const id = `r-${++requests}`
@@ -393,7 +401,7 @@ t.test('route config: any membersOnly value fails start-up, guards the route, or
           }
         }
       }
-      if (place === 'sibling') outcomes.outsideSaid++
+      if (outside) outcomes.outsideSaid++
       else if (open) outcomes.open++
       else if (log.lines.some((l) => l.level >= ERROR)) outcomes.failedClosed++
       else outcomes.guarded++
@@ -405,7 +413,7 @@ t.test('route config: any membersOnly value fails start-up, guards the route, or
     numRuns: 60,
     examples: [
       [{ groups: [] }, 'config-before', 'root'], [{ group: ['staff'] }, 'config-after', 'child'], [false, 'config-after', 'root'],
-      [{ groups: ['staff'] }, 'decorator', 'root'], [null, 'decorator', 'child'], [true, 'config-after', 'sibling']
+      [{ groups: ['staff'] }, 'decorator', 'root'], [null, 'decorator', 'child'], [true, 'config-after', 'sibling'], [true, 'config-after', 'sibling-warn']
     ]
   })
   t.ok(Object.values(outcomes).every((n) => n > 0), `every outcome was met: ${JSON.stringify(outcomes)}`)

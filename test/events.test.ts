@@ -79,6 +79,25 @@ t.test('sign-in failed, wrong credentials: a keyed hash of the identifier tried,
   t.not(seen[1].identifierHash, seen[0].identifierHash)
 })
 
+t.test('only an email address is hashed: a password typed into the email field never enters the log', async (t) => {
+  const failed = listen(t, eventChannels.signInFailed)
+  const locked = listen(t, eventChannels.lockedOut)
+  const { app } = await build(t, { plugin: { auditKey: 'an-audit-key-of-at-least-32-characters!', lockout: { maxAttempts: 2 } } })
+  const statuses = []
+  for (const typed of ['hunter2', 'Tr0ub4dor&3', 'not an@address.org', 'teacher@example', 'a@b.c', `${'x'.repeat(320)}@example.org`]) {
+    statuses.push((await postLogin(app, { email: typed, password: 'x' })).statusCode)
+  }
+  t.same(statuses, [401, 401, 401, 401, 401, 400], 'refused (the last as over-long)')
+  t.same(failed.map((e) => e.identifierHash), [undefined, undefined, undefined, undefined, undefined, undefined], 'nothing that is no address is hashed')
+  t.same(locked.map((e) => e.identifierHash), [], 'no lock yet')
+  // The same non-address twice locks its username; the lock's event names no hash either.
+  await postLogin(app, { email: 'hunter2', password: 'y' })
+  t.equal(locked.length, 1)
+  t.equal(locked[0].identifierHash, undefined)
+  await postLogin(app, { email: 'Ms.Smith+staff@school.example.org', password: 'x' })
+  t.type(failed.at(-1)!.identifierHash, 'string', 'an address is')
+})
+
 t.test('a lockout: the failure that completes it, the locked-out event, then locked-out refusals', async (t) => {
   const failed = listen(t, eventChannels.signInFailed)
   const locked = listen(t, eventChannels.lockedOut)
@@ -200,6 +219,7 @@ t.test('redirect refused: the section\'s, and a host\'s own', async (t) => {
   t.equal(seen.length, 1)
   t.equal(seen[0].refusedLocation, SECTION)
   t.match(seen[0].existingLocation, /\/Security\/login\?BackURL=/)
+  t.equal(seen[0].expected, true, 'the access guard\'s own refusal, on every anonymous visit')
   common(t, seen[0], app, SECTION, [])
 
   const host = Fastify()
@@ -208,7 +228,16 @@ t.test('redirect refused: the section\'s, and a host\'s own', async (t) => {
   host.get('/go', async (_request, reply) => { reply.redirectOnce('/a'); reply.redirectOnce('/b'); return reply })
   await host.inject('/go')
   t.equal(seen.length, 2)
-  t.match(seen[1], { section: undefined, existingLocation: '/a', refusedLocation: '/b' })
+  t.match(seen[1], { section: undefined, existingLocation: '/a', refusedLocation: '/b', expected: false })
+
+  // A host route that redirects a visitor after the section's guard answered: not the guard's own.
+  const guarded = await build(t, {
+    extend: (app) => {
+      app.addHook('onSend', async (_request, reply) => { reply.redirectOnce('/elsewhere') })
+    }
+  })
+  await guarded.app.inject('/schools/resources/resources/maths/')
+  t.same(seen.slice(2).map((e) => [e.refusedLocation, e.expected]).sort(), [['/elsewhere', false], [SECTION, true]])
 })
 
 /** A session store that is down for reads: every request with a session cookie meets the outage. */

@@ -1,4 +1,6 @@
 import t, { type Test } from 'tap'
+import { channel } from 'node:diagnostics_channel'
+import { eventChannels } from 'fastify-schools-resources'
 import { buildApp } from '../examples/app.js'
 import { postLogin, sessionCookie, signOut } from './helpers/app.js'
 
@@ -76,5 +78,8 @@ t.test('metrics: the counters move with the morning, and a crawler adds no serie
   t.same([...series(crawled)].filter((s) => !known.has(s) && !s.includes('/metrics')), [], '200 random addresses: no new series')
   t.match(crawled, 'route="(unmatched)"')
   t.notMatch(crawled, /route="[^"]*\?/, 'no URL in a label')
-  t.equal(value(crawled, 'schools_resources_redirects_refused_total'), 101, 'every anonymous category request refused its second redirect')
+  t.equal(value(crawled, 'schools_resources_redirects_refused_total'), 0, '101 anonymous category requests: the guard\'s own refusals are not counted')
+  // Any other refused redirect (a host route's conflict) is, as redirectOnce publishes it.
+  channel(eventChannels.redirectRefused).publish({ app, section: undefined, requestId: 'r', clientAddress: '127.0.0.1', existingLocation: '/a', refusedLocation: '/b', expected: false })
+  t.equal(value((await app.inject('/metrics')).body, 'schools_resources_redirects_refused_total'), 1)
 })

@@ -24,7 +24,8 @@ const PUBLIC_VALUES = {
   storeErrorHandler: 'function',
   errorCodes: 'object',
   REDIRECT_CONFLICT_WARNING: 'string',
-  eventChannels: 'object'
+  eventChannels: 'object',
+  subscribeEvent: 'function'
 }
 const REDIS_VALUES = {
   RedisSessionStore: 'function',

@@ -52,6 +52,8 @@ t.test('wrong options fail app.ready() with an error that names the option', asy
     ['cookieName', { ...base, cookieName: 'a;b' }],
     ['auditKey', { ...base, auditKey: 'short' }],
     ['auditKey', { ...base, auditKey: Buffer.alloc(32) }],
+    ['auditKey', { ...base, auditKey: 'a'.repeat(64) }],
+    ['auditKey', { ...base, auditKey: 'passwordpasswordpasswordpassword' }],
     ['findMember', { ...base, findMember: 'members' }],
     ['findMember', { ...base, findMember: () => null, getMember: () => null }],
     ['findMemberCache', { ...base, findMemberCache: { ttlMs: 1000 } }],

@@ -3,12 +3,12 @@ import type { MembersOnlyOptions } from '../types.js'
 import { errorCodes } from '../errors.js'
 import { invalidOption } from '../option-checks.js'
 import { kMembersOnlyGuarded } from '../symbols.js'
-import { SECTION_ENCAPSULATED_WARNING, warnHostMistakeOnce } from '../warnings.js'
+import { warnHostMistakeOnce } from '../warnings.js'
 import { isGroupList } from '../session/member.js'
 import { grantedAccess, isGranted, type Protected } from './access-guard.js'
 import { hostRouteKit, type HostRouteDeps } from './members-only-kit.js'
 
-const { FST_SR_UNGUARDED_ROUTE } = errorCodes
+const { FST_SR_SECTION_ENCAPSULATED, FST_SR_UNGUARDED_ROUTE } = errorCodes
 
 /** What the 403 page names when the route gives no title. */
 const DEFAULT_TITLE = 'this page'
@@ -50,21 +50,31 @@ function validationAfterGuard (request: FastifyRequest, _reply: FastifyReply, do
   done(request.validationError)
 }
 
+/** What a section registered inside an encapsulated plugin does: fail start-up (the default), or start and warn. */
+export type MembersOnlyOutsideSection = 'fail' | 'warn'
+
+/** The `membersOnlyOutsideSection` option: left out (fail closed), or `'warn'` to start with today's warning. */
+export function parseMembersOnlyOutsideSection (value: unknown, name = 'membersOnlyOutsideSection'): MembersOnlyOutsideSection {
+  if (value === undefined) return 'fail'
+  if (value !== 'warn') invalidOption(name, '\'warn\' starts a section inside an encapsulated plugin with a warning; leave it out to fail start-up there')
+  return value
+}
+
 /**
  * The section sees the routes of its own context and of the contexts under it, never those of a sibling.
  * Fastify names the plugins of a context from its root: the app's own context starts with `fastify`, an
  * encapsulated plugin's with that plugin (fastify-plugin plugins join their parent's). Registered inside
- * an encapsulated plugin (an @fastify/autoload file without fastify-plugin, say), the section says once
- * at start-up that `config.membersOnly` routes outside it are served open, and how to fix it.
+ * an encapsulated plugin (an @fastify/autoload file without fastify-plugin, say), a `config.membersOnly`
+ * route outside it would be served open: start-up fails naming the plugin and the fixes, or, with
+ * `membersOnlyOutsideSection: 'warn'`, the same is said once in the log.
  */
-function warnIfEncapsulated (fastify: FastifyInstance): void {
+function refuseIfEncapsulated (fastify: FastifyInstance, outside: MembersOnlyOutsideSection): void {
   const plugin = fastify.pluginName.split(' -> ')[0]
   if (plugin === 'fastify') return
-  warnHostMistakeOnce(fastify.log, `${SECTION_ENCAPSULATED_WARNING}:${plugin}`, { code: SECTION_ENCAPSULATED_WARNING, plugin, pluginName: fastify.pluginName },
-    `fastify-schools-resources is registered inside the encapsulated plugin ${JSON.stringify(plugin)}: it guards config.membersOnly routes ` +
-    'registered in that plugin and under it only, and a config.membersOnly route anywhere else in the app is served to everyone. ' +
-    'Wrap that plugin in fastify-plugin so the section joins the app\'s own context, or guard routes with preHandler: fastify.membersOnly(), ' +
-    'which fails start-up where no section guards the route (docs/host-routes.md).')
+  const error = new FST_SR_SECTION_ENCAPSULATED(JSON.stringify(plugin))
+  if (outside === 'fail') throw error
+  warnHostMistakeOnce(fastify.log, `${error.code}:${plugin}`, { code: error.code, plugin, pluginName: fastify.pluginName },
+    `${error.message} (membersOnlyOutsideSection: 'warn' keeps this a warning)`)
 }
 
 /**
@@ -81,9 +91,9 @@ function warnIfEncapsulated (fastify: FastifyInstance): void {
  *   hook to every route of the context and of its children, whenever they were registered, so an instance
  *   preHandler guards whatever the onRoute hook did not mark, on the first request checking its config.
  */
-export function guardHostRoutes (fastify: FastifyInstance, deps: HostRouteDeps): void {
+export function guardHostRoutes (fastify: FastifyInstance, deps: HostRouteDeps, outside: MembersOnlyOutsideSection): void {
   if (fastify.hasDecorator('membersOnly')) return
-  warnIfEncapsulated(fastify)
+  refuseIfEncapsulated(fastify, outside)
   // Each decorated guard and what it lets in.
   const fromDecorator = new WeakMap<object, Protected>()
   // The host route gets the section's headers on the 403 page the section answers there.

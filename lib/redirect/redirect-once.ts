@@ -97,7 +97,10 @@ function redirectOnce (reply: GuardedReply, url: string, code: number, baseUrl: 
       emitProcessWarning(message, 'UserWarning', REDIRECT_CONFLICT_WARNING)
       log.record(reply, existing, url, message)
       if (redirectRefused.hasSubscribers) {
-        redirectRefused.publish({ ...eventBase(reply.request, sections.get(reply)), existingLocation: existing, refusedLocation: url })
+        const section = sections.get(reply)
+        // The access guard's own second redirect, to its section's index: the spec's warning, on every visit.
+        const expected = url === section
+        redirectRefused.publish({ ...eventBase(reply.request, section), existingLocation: existing, refusedLocation: url, expected })
       }
       return undefined
     }

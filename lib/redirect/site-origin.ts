@@ -1,3 +1,4 @@
+import { BlockList, isIP } from 'node:net'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { errorCodes } from '../errors.js'
 import { invalidOption } from '../option-checks.js'
@@ -72,6 +73,48 @@ export function fastifyOption (instance: object, name: string): unknown {
 const TRUST_PROXY_FIX = 'Set trustProxy to the addresses or CIDRs of your own proxies (such as \'10.0.0.1\' or \'10.0.0.0/8\'), ' +
   'or to a function that checks the proxy\'s address (docs/security.md).'
 
+/** Two public peers, from the documentation ranges (RFC 5737, RFC 3849): no proxy of a real site is one. */
+export const PUBLIC_PEERS = ['203.0.113.1', '2001:db8::1'] as const
+
+/**
+ * The list Fastify trusts (`'10.0.0.1, 10.0.0.0/8'`, `['fd00::/8']`, `'10.0.0.0/255.0.0.0'`) as a node:net
+ * BlockList, which matches as proxy-addr does, IPv4-mapped addresses included. Fastify has already refused
+ * a list proxy-addr cannot read, so every entry here is an address, a subnet or one of proxy-addr's names.
+ */
+function trustedList (entries: readonly unknown[]): BlockList {
+  const list = new BlockList()
+  for (const entry of entries) {
+    const [address, prefix] = String(entry).trim().split('/')
+    // proxy-addr's names (loopback, linklocal, uniquelocal) are private ranges.
+    if (isIP(address) === 0) continue
+    const family = isIP(address) === 6 ? 'ipv6' : 'ipv4'
+    if (prefix === undefined) list.addAddress(address, family)
+    // A prefix length, or an IPv4 netmask: its bits set.
+    else list.addSubnet(address, /^\d+$/.test(prefix) ? Number(prefix) : prefix.split('.').reduce((bits, octet) => bits + Number(octet).toString(2).replaceAll('0', '').length, 0), family)
+  }
+  return list
+}
+
+/**
+ * Whether a trustProxy setting trusts a public peer, found by asking it (never by reading its spelling):
+ * `'0.0.0.0/1,128.0.0.0/1'` trusts everyone as surely as `true`. A function is called with each public
+ * peer (one that throws counts as trusting: it would on a request too); a list is matched as proxy-addr does.
+ */
+function trustsPublicPeer (value: unknown): boolean {
+  if (typeof value === 'function') {
+    return PUBLIC_PEERS.some((peer) => {
+      try {
+        return Boolean(value(peer, 0))
+      } catch {
+        return true
+      }
+    })
+  }
+  const entries: unknown[] = typeof value === 'string' ? value.split(',') : Array.isArray(value) ? value : []
+  const list = trustedList(entries)
+  return PUBLIC_PEERS.some((peer) => list.check(peer, isIP(peer) === 6 ? 'ipv6' : 'ipv4'))
+}
+
 /** What is wrong with a `trustProxy` value, for the log line; undefined when nothing is. */
 function trustProxyMistake (value: unknown): string | undefined {
   if (value === true) {
@@ -85,9 +128,15 @@ function trustProxyMistake (value: unknown): string | undefined {
   }
   const entries: unknown[] = typeof value === 'string' ? value.split(',') : Array.isArray(value) ? value : []
   const count = entries.find((entry) => /^\s*\d+\s*$/.test(String(entry)))
-  if (count === undefined) return undefined
-  return `Fastify's trustProxy ${JSON.stringify(value)} holds ${JSON.stringify(String(count).trim())}, which is read as an IP address ` +
-    '(1 is 0.0.0.1), not as a hop count: no real proxy is trusted, so every visitor has the proxy\'s address and looks like plain http.'
+  if (count !== undefined) {
+    return `Fastify's trustProxy ${JSON.stringify(value)} holds ${JSON.stringify(String(count).trim())}, which is read as an IP address ` +
+      '(1 is 0.0.0.1), not as a hop count: no real proxy is trusted, so every visitor has the proxy\'s address and looks like plain http.'
+  }
+  if (!trustsPublicPeer(value)) return undefined
+  return `Fastify's trustProxy ${typeof value === 'function' ? '(a function)' : JSON.stringify(value)} trusts a public peer ` +
+    `(asked about ${PUBLIC_PEERS.join(' and ')}, it trusts ${typeof value === 'function' ? 'one, or throws' : 'one'}): a visitor ` +
+    'connecting from such an address writes its own X-Forwarded-For, and so chooses its address for the section\'s login ' +
+    'rate limit (and its own X-Forwarded-Proto and X-Forwarded-Host), as with true.'
 }
 
 /** At start-up: says once, with the fix, when Fastify's trustProxy lets clients choose their own address, or trusts nobody by mistake. */

@@ -1,5 +1,5 @@
-import { MemoryAttemptStore, type AttemptStore } from '../stores/attempt-store.js'
-import { NO_DEVICE_SECRET_WARNING, warnHostMistakeOnce } from '../warnings.js'
+import { MemoryAttemptStore, type AttemptCount, type AttemptStore } from '../stores/attempt-store.js'
+import { NO_DEVICE_SECRET_WARNING, NO_STORE_RESERVATIONS_WARNING, warnHostMistakeOnce } from '../warnings.js'
 import { clientKey } from './client-address.js'
 import { DeviceCookies } from './device-cookie.js'
 import { Turns, type TurnEntry } from './turns.js'
@@ -24,6 +24,8 @@ export interface LockoutOptions {
   deviceSecret?: string
   /** How long a browser is remembered after its last successful sign-in, in milliseconds (default 30 days). */
   deviceMaxAgeMs?: number
+  /** New sessions one member may get by signing in, per minute; past it sign-in answers 429 (default 120). */
+  maxNewSessionsPerMinute?: number
 }
 
 export interface LoginRateLimitOptions {
@@ -44,6 +46,7 @@ export interface LockoutSettings {
   store: AttemptStore
   deviceSecret: string | undefined
   deviceMaxAgeMs: number
+  maxNewSessionsPerMinute: number
 }
 
 export interface LoginRateLimitSettings {
@@ -93,6 +96,30 @@ export function warnWithoutDeviceSecret (log: Parameters<typeof warnHostMistakeO
     'lockout.store is shared, but lockout.deviceSecret is not set: each instance signs device cookies with a random key of its own, so a browser that signed in is known only to the instance that signed it in. Set lockout.deviceSecret (32 characters or more) to the same value on every instance.')
 }
 
+/**
+ * How long a check in flight keeps its place in the store: about what a full password line holds
+ * (password-checks.ts), plus 5 s. A place a process took and never released (it died) frees itself then.
+ */
+export const RESERVATION_TTL_MS = 10_000 + 5000
+/** While every place is taken elsewhere, how often a waiting sign-in looks again (a check here wakes it sooner). */
+const RESERVATION_RETRY_MS = 50
+
+/** Whether `store` reserves the checks in flight itself (AttemptStore's optional reserve and release). */
+function reserves (store: AttemptStore): boolean {
+  return typeof store.reserve === 'function' && typeof store.release === 'function'
+}
+
+/**
+ * Says once, at start-up, when a store of the sign-in limits has no reserve() and release(): the checks in
+ * flight are then kept by each process, so instances that share the store may together check more than a
+ * limit allows before the failures are counted.
+ */
+export function warnWithoutReservations (log: Parameters<typeof warnHostMistakeOnce>[0], stores: readonly AttemptStore[]): void {
+  if (stores.every(reserves)) return
+  warnHostMistakeOnce(log, NO_STORE_RESERVATIONS_WARNING, { code: NO_STORE_RESERVATIONS_WARNING },
+    'a store of the sign-in limits (lockout.store or loginRateLimit.store) has no reserve() and release(), so each process keeps its own checks in flight: several instances sharing it may together check more passwords than a limit allows. Give the store reserve() and release() (MemoryAttemptStore and RedisAttemptStore have them).')
+}
+
 /** Usernames are matched without case or surrounding spaces. */
 function normalUsername (username: string): string {
   return username.trim().toLowerCase()
@@ -121,12 +148,15 @@ export class SignInLimits {
   readonly #perAddress: LoginRateLimitSettings | undefined
   readonly #devices: DeviceCookies | undefined
   readonly #turns: Turns
+  // Every count's store reserves the checks in flight (across instances); else this process's Turns do.
+  readonly #reserved: boolean
 
   constructor (lockout: LockoutSettings | undefined, perAddress: LoginRateLimitSettings | undefined) {
     this.#lockout = lockout
     this.#perAddress = perAddress
-    this.#devices = lockout === undefined ? undefined : new DeviceCookies(lockout.deviceSecret)
+    this.#devices = lockout === undefined ? undefined : new DeviceCookies(lockout.deviceSecret, lockout.deviceMaxAgeMs)
     this.#turns = new Turns(lockout?.maxConcurrent ?? 1)
+    this.#reserved = [lockout?.store, perAddress?.store].every((store) => store === undefined || reserves(store))
   }
 
   /** Seconds a device cookie lives (there are device cookies only with the lockout on). */
@@ -159,8 +189,10 @@ export class SignInLimits {
   async begin (username: string, ip: string | undefined, deviceCookie: unknown): Promise<Turn | { refused: Refusal }> {
     const user = normalUsername(username)
     const nonce = this.#devices?.known(deviceCookie, user)
-    const queued = this.#lockout !== undefined
-    if (queued) await this.#turns.take(user)
+    // The username's line, or for a browser that signed in as it before a line of its own: a flood of
+    // sign-ins to the username (which fills its line, then answers 503) does not hold that browser back.
+    const line = this.#lockout === undefined ? undefined : nonce === undefined ? user : `${user}\ndevice:${nonce}`
+    if (line !== undefined) await this.#turns.take(line)
     try {
       let known = nonce
       let counters = known === undefined ? this.#unknownBrowser(user, ip) : this.#knownBrowser(known)
@@ -174,10 +206,10 @@ export class SignInLimits {
           this.#turns.drop(keys, entries)
           throw err
         }
-        if (outcome === undefined) return this.#turn(user, counters, entries, deviceCookie, queued, known)
+        if (outcome === undefined) return this.#turn(user, counters, entries, deviceCookie, line, known)
         this.#turns.drop(keys, entries)
         if (outcome !== 'unknown-device') {
-          if (queued) this.#turns.give(user)
+          if (line !== undefined) this.#turns.give(line)
           return { refused: outcome }
         }
         // Too many failures from this browser: from now on it is a stranger, judged by its address.
@@ -185,23 +217,21 @@ export class SignInLimits {
         counters = this.#unknownBrowser(user, ip)
       }
     } catch (err) {
-      if (queued) this.#turns.give(user)
+      if (line !== undefined) this.#turns.give(line)
       throw err
     }
   }
 
   /** Reads the counts until a check fits under every limit (then starts it), or one of them refuses. */
   async #look (counters: Counter[], entries: TurnEntry[]): Promise<Refusal | 'unknown-device' | undefined> {
+    if (this.#reserved) return this.#reserve(counters, entries)
     for (;;) {
       const seen = Turns.exits(entries)
       const counts = await Promise.all(counters.map((c) => c.store.get(c.key)))
       // A check ended while we read: its failure may be missing from what we read.
       if (Turns.exits(entries) !== seen) continue
-      const full = counters.findIndex((c, i) => (counts[i]?.count ?? 0) >= c.max)
-      if (full !== -1) {
-        const reached = counters[full].reached
-        return reached === 'unknown-device' ? reached : { reason: reached, until: new Date(counts[full]!.expiresAt) }
-      }
+      const full = reachedLimit(counters, counts)
+      if (full !== undefined) return full
       const room = counters.map((c, i) => c.max - (counts[i]?.count ?? 0))
       if (Turns.fits(entries, room)) {
         Turns.start(entries)
@@ -212,14 +242,41 @@ export class SignInLimits {
     }
   }
 
-  #turn (user: string, counters: Counter[], entries: TurnEntry[], deviceCookie: unknown, queued: boolean, device: string | undefined): Turn {
+  /**
+   * #look with the places in the store: a check starts once every count has reserved it a place (the
+   * count plus the places under its limit, atomically, on every instance at once). A count at its limit
+   * refuses; all places taken, it gives back those it got and waits for a check to end, here or elsewhere.
+   */
+  async #reserve (counters: Counter[], entries: TurnEntry[]): Promise<Refusal | 'unknown-device' | undefined> {
+    for (;;) {
+      const counts = await Promise.all(counters.map((c) => c.store.get(c.key)))
+      const full = reachedLimit(counters, counts)
+      if (full !== undefined) return full
+      const taken: Counter[] = []
+      for (const counter of counters) {
+        if (!await counter.store.reserve!(counter.key, counter.max, RESERVATION_TTL_MS)) break
+        taken.push(counter)
+      }
+      if (taken.length === counters.length) {
+        Turns.start(entries)
+        return undefined
+      }
+      await Promise.all(taken.map((c) => c.store.release!(c.key)))
+      await Promise.race([Turns.next(entries), new Promise((resolve) => setTimeout(resolve, RESERVATION_RETRY_MS))])
+    }
+  }
+
+  #turn (user: string, counters: Counter[], entries: TurnEntry[], deviceCookie: unknown, line: string | undefined, device: string | undefined): Turn {
     let open = true
     const close = () => {
       if (!open) return
       open = false
       Turns.finish(entries)
       this.#turns.drop(counters.map((c) => c.key), entries)
-      if (queued) this.#turns.give(user)
+      // After the failure is counted (fail() awaits it first): the place is given back. Should the store
+      // not answer, the place expires on its own.
+      if (this.#reserved) for (const c of counters) c.store.release!(c.key).catch(() => {})
+      if (line !== undefined) this.#turns.give(line)
     }
     return {
       refused: undefined,
@@ -245,6 +302,14 @@ export class SignInLimits {
       end: close
     }
   }
+}
+
+/** What the first count at its limit means (a refusal, or an unknown browser), or undefined when none is. */
+function reachedLimit (counters: Counter[], counts: Array<AttemptCount | undefined>): Refusal | 'unknown-device' | undefined {
+  const full = counters.findIndex((c, i) => (counts[i]?.count ?? 0) >= c.max)
+  if (full === -1) return undefined
+  const reached = counters[full].reached
+  return reached === 'unknown-device' ? reached : { reason: reached, until: new Date(counts[full]!.expiresAt) }
 }
 
 async function countFailure (counter: Counter): Promise<Refusal | undefined> {

@@ -2,7 +2,8 @@ import type { FastifyError } from 'fastify'
 import { errorCodes } from '../errors.js'
 
 /** The refusals a sign-in answers with a message only (no state of the request in them). */
-export type RefusalCode = 'FST_SR_MISSING_CREDENTIALS' | 'FST_SR_INVALID_CREDENTIALS' | 'FST_SR_LOGIN_RATE_LIMITED' | 'FST_SR_LOCKED_OUT'
+export type RefusalCode = 'FST_SR_MISSING_CREDENTIALS' | 'FST_SR_INVALID_CREDENTIALS' | 'FST_SR_LOGIN_RATE_LIMITED' | 'FST_SR_LOCKED_OUT' |
+  'FST_SR_SESSION_RATE_LIMITED'
 
 /** Kept errors at most; the times are minutes ("09:15 UTC"), so a day holds a few hundred. */
 export const MAX_KEPT_REFUSALS = 256

@@ -7,7 +7,7 @@ import { kOutageSignOut } from '../symbols.js'
 import { isHttpsBase, siteOrigin } from '../redirect/site-origin.js'
 import { loginRedirectUrl } from '../redirect/login-redirect.js'
 import { CSRF_ERROR_CODES, csrfTokenFor } from '../session/csrf.js'
-import { keptAtSignIn } from './session-data.js'
+import { keptAtSignIn, type KeepSessionData } from './session-data.js'
 import { invalidMember, isMember, type MemberLookup, type StoredMember } from '../session/member.js'
 import type { MemberFinder } from '../session/find-member.js'
 import type { SessionAdapter, SessionHandle } from '../session/session-adapter.js'
@@ -19,6 +19,7 @@ import { hostError, page, redirect, routeSchema, STORE_DOWN, type OpenApi, type 
 import { safeBackUrl } from './back-url.js'
 import { DEVICE_COOKIE } from './device-cookie.js'
 import type { Refusal, SignInLimits } from './limits.js'
+import type { NewSessions } from './new-sessions.js'
 import type { PasswordChecks } from './password-checks.js'
 import { refusalError } from './refusals.js'
 
@@ -49,9 +50,11 @@ export interface SignInDeps {
   returnParam: string
   sessionKey: string
   /** Whether sign-in keeps what the host stored in the session (default) or starts a clean one. */
-  keepSessionData: boolean
+  keepSessionData: KeepSessionData
   /** The lockout and the per-address limit (lib/sign-in/limits.ts), unless both are off. */
   limits: SignInLimits | undefined
+  /** The bound on a member's new sessions per minute, with the lockout on. */
+  newSessions: NewSessions | undefined
   /** Checks the form's CSRF token (runs before the handlers). */
   verifyCsrf: preHandlerHookHandler
   /** Hidden from a host's @fastify/swagger, or shown under a tag (pages/openapi.ts). */
@@ -76,16 +79,6 @@ type Fields = Record<string, unknown>
 
 function fields (value: unknown): Fields {
   return value !== null && typeof value === 'object' ? value as Fields : {}
-}
-
-/**
- * Whether the session's value under `sessionKey` belongs to someone other than `member`: a different
- * member id, or something there that has none. Only the id counts, so that sessions holding only an id
- * compare the same way.
- */
-function heldByAnother (held: unknown, member: Member): boolean {
-  if (held === undefined || held === null) return false
-  return typeof held !== 'object' || (held as { id?: unknown }).id !== member.id
 }
 
 /**
@@ -185,8 +178,7 @@ function signInForms (fastify: FastifyInstance, deps: SignInDeps): void {
   /** The sign-in-failed event (events.ts), with a keyed hash of the identifier tried, never the identifier. */
   function failed (request: FastifyRequest, reason: SignInFailureReason, email: unknown): void {
     if (!signInFailed.hasSubscribers) return
-    const tried = typeof email === 'string' && email !== '' ? identifierHash(email, deps.auditKey) : undefined
-    signInFailed.publish({ ...eventBase(request, paths.index), reason, identifierHash: tried })
+    signInFailed.publish({ ...eventBase(request, paths.index), reason, identifierHash: identifierHash(email, deps.auditKey) })
   }
 
   function loginPage (reply: FastifyReply, status: number, data: LoginViewData, member: Member | undefined) {
@@ -328,6 +320,13 @@ function signInForms (fastify: FastifyInstance, deps: SignInDeps): void {
       turn?.end()
       throw invalidMember(request, 'authenticate', member)
     }
+    // A session per sign-in, each for hours: a member's are bounded per minute (new-sessions.ts).
+    const sessionsFull = await deps.newSessions?.take(member.id)
+    if (sessionsFull !== undefined) {
+      turn?.end()
+      failed(request, 'too-many-sessions', email)
+      return limited(reply, { reason: 'sessions', until: sessionsFull }, formBackUrl, email)
+    }
     const device = await turn?.succeed()
     // This browser signed in as this username: its own failures, not its address's, decide from now on.
     if (device !== undefined) {
@@ -340,12 +339,10 @@ function signInForms (fastify: FastifyInstance, deps: SignInDeps): void {
       })
     }
 
-    // A new session id at sign-in, so that an id planted before it (session fixation) is worthless; the
-    // host's data comes along unless it asked for a clean session, the CSRF secret never does. Nor does
-    // it when the session belonged to another member (as Django's login() flushes it): their data is theirs.
+    // A new session id at sign-in, so that an id planted before it (session fixation) is worthless; what
+    // of the host's data comes along is keepSessionData's (session-data.ts), the CSRF secret never.
     const stored = await storedAtSignIn(request, member, deps.finder)
-    const keep = deps.keepSessionData && !heldByAnother(session.get(sessionKey), member)
-    await session.renew(keep ? keptAtSignIn(session, sessionKey) : [])
+    await session.renew(keptAtSignIn(session, member, deps))
     session.set(sessionKey, stored)
     // A new CSRF secret too (the next page makes it), so that a token seen before sign-in is worthless after.
     deps.renewCsrfCookie?.(reply)
@@ -363,10 +360,11 @@ function signInForms (fastify: FastifyInstance, deps: SignInDeps): void {
   }
 
   /** A sign-in refused by a limit: until when, and which (a lock names the time, the address limit too). */
-  function limited (reply: FastifyReply, refusal: Refusal, backUrl: string | undefined, email: string) {
+  function limited (reply: FastifyReply, refusal: Refusal | { reason: 'sessions', until: Date }, backUrl: string | undefined, email: string) {
     const { reason, until } = refusal
     reply.header('retry-after', String(Math.max(1, Math.ceil((until.getTime() - Date.now()) / 1000))))
     if (reason === 'address') return refuse(reply, refusalError('FST_SR_LOGIN_RATE_LIMITED', retryTime(until)), { backUrl, email })
+    if (reason === 'sessions') return refuse(reply, refusalError('FST_SR_SESSION_RATE_LIMITED', retryTime(until)), { backUrl, email })
     return refuse(reply, refusalError('FST_SR_LOCKED_OUT', retryTime(until)), { backUrl, email, lockedUntil: until })
   }
 

@@ -1,5 +1,5 @@
 /**
- * Counters of failed sign-ins, behind an interface so that several instances can share them (Redis).
+ * Counters of failed sign-ins (and the checks in flight under them), behind an interface so that several instances can share them (Redis).
  * Every method is async so that a networked store fits.
  */
 export interface AttemptCount {
@@ -16,6 +16,14 @@ export interface AttemptStore {
   /** The live count, or undefined. */
   get (key: string): Promise<AttemptCount | undefined>
   reset (key: string): Promise<void>
+  /**
+   * Optional, for a store several instances share: reserves a place for one check in flight under `key`,
+   * atomically, when its count plus the places reserved is under `max` (then true), else false. A place
+   * lives `ttlMs` unless released first, so one a dead process held frees itself.
+   */
+  reserve? (key: string, max: number, ttlMs: number): Promise<boolean>
+  /** Frees one place reserved under `key` (the one that would expire first); nothing when there is none. */
+  release? (key: string): Promise<void>
 }
 
 /** Past this many keys, expired ones are swept before a new key is added. */
@@ -24,6 +32,8 @@ const SWEEP_THRESHOLD = 10_000
 /** The per-process default. Expired counts are dropped lazily, so the map stays bounded by live keys. */
 export class MemoryAttemptStore implements AttemptStore {
   readonly #counts = new Map<string, AttemptCount>()
+  // Per key, the expiry times of the places reserved (reserve()); a key goes with its last place.
+  readonly #reserved = new Map<string, number[]>()
   readonly #now: () => number
 
   constructor (options: { now?: () => number } = {}) {
@@ -72,5 +82,29 @@ export class MemoryAttemptStore implements AttemptStore {
 
   async reset (key: string): Promise<void> {
     this.#counts.delete(key)
+  }
+
+  /** The places reserved under `key` that have not expired, soonest to expire first. */
+  #places (key: string): number[] {
+    const places = this.#reserved.get(key)
+    if (places === undefined) return []
+    const now = this.#now()
+    while (places.length > 0 && places[0] <= now) places.shift()
+    if (places.length === 0) this.#reserved.delete(key)
+    return places
+  }
+
+  async reserve (key: string, max: number, ttlMs: number): Promise<boolean> {
+    const places = this.#places(key)
+    if ((this.#live(key)?.count ?? 0) + places.length >= max) return false
+    // One ttl for every place of a store's caller, so pushing keeps them in the order they expire.
+    places.push(this.#now() + ttlMs)
+    this.#reserved.set(key, places)
+    return true
+  }
+
+  async release (key: string): Promise<void> {
+    this.#places(key).shift()
+    if (this.#reserved.get(key)?.length === 0) this.#reserved.delete(key)
   }
 }

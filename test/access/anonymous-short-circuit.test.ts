@@ -243,7 +243,7 @@ t.test('the section is found by its route config under a register prefix', async
   let built = 0
   await app.register(fastifySession, { secret: SECRET, saveUninitialized: false, cookie: { secure: false }, idGenerator: () => `s${built++}-${'x'.repeat(30)}` })
   await app.register(async function site (site) {
-    await site.register(schoolsResources, { catalog: new CountingCatalog(), authenticate: teacherOnly, baseUrl: BASE_URL })
+    await site.register(schoolsResources, { catalog: new CountingCatalog(), authenticate: teacherOnly, baseUrl: BASE_URL, membersOnlyOutsideSection: 'warn' })
   }, { prefix: '/site' })
   t.teardown(() => app.close())
   const res = await app.inject('/site/schools/resources/resources/maths/')

@@ -363,7 +363,7 @@ t.test('a section in a child context guards its own context; one registered late
   const app = await sessionHost(t)
   await app.register(async function school (school) {
     school.get('/early', { config: { membersOnly: { groups: ['staff'] } } }, page)
-    await school.register(schoolsResources, { catalog: CATALOG, signIn: false, baseUrl: BASE_URL, getMember: member('inner'), loginPath: '/school/login' })
+    await school.register(schoolsResources, { catalog: CATALOG, signIn: false, baseUrl: BASE_URL, getMember: member('inner'), loginPath: '/school/login', membersOnlyOutsideSection: 'warn' })
     school.get('/late', { config: { membersOnly: { groups: ['staff'] } } }, page)
   }, { prefix: '/school' })
   await app.register(schoolsResources, { catalog: CATALOG, signIn: false, baseUrl: BASE_URL, prefix: '/site/resources', getMember: member('outer') })

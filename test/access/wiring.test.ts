@@ -38,15 +38,33 @@ async function cookieOf (app: FastifyInstance, email: string): Promise<string> {
 
 const staffNotices = async () => 'staff notices'
 
-t.test('the section inside an encapsulated plugin: one start-up line naming the plugin and the fix (reproduction 2)', async (t) => {
-  const site: FastifyPluginAsync = async function site (instance) { await instance.register(schoolsResources, options) }
+const sibling = (app: FastifyInstance) => app.register(async (sibling) => {
+  sibling.get('/noticeboard', { config: { membersOnly: { groups: ['staff'] } } }, staffNotices)
+}, { prefix: '/staff' })
+
+t.test('the section inside an encapsulated plugin fails start-up, naming the plugin and both fixes', async (t) => {
+  for (const withSibling of [true, false]) {
+    const app = Fastify()
+    t.teardown(() => app.close())
+    await app.register(fastifyCookie)
+    await app.register(fastifySession, { secret: SECRET, saveUninitialized: false, cookie: { secure: false } })
+    app.register(async function site (instance) { await instance.register(schoolsResources, options) }, { prefix: '/primary' })
+    if (withSibling) sibling(app)
+    const what = withSibling ? 'with a sibling membersOnly route' : 'with no membersOnly route anywhere'
+    const error = await app.ready().then(() => undefined, (error: unknown) => error as Error & { code: string })
+    t.equal(error?.code, ENCAPSULATED, what)
+    t.match(error?.message, /inside the encapsulated plugin "site".*config\.membersOnly route anywhere else in the app would be served to everyone/, `${what}: names the plugin`)
+    t.match(error?.message, /Wrap that plugin in fastify-plugin.*membersOnlyOutsideSection: 'warn'.*preHandler: fastify\.membersOnly\(\)/, `${what}: both fixes`)
+  }
+})
+
+t.test('membersOnlyOutsideSection: \'warn\' keeps the start-up line; any other value is refused', async (t) => {
+  const site: FastifyPluginAsync = async function site (instance) { await instance.register(schoolsResources, { ...options, membersOnlyOutsideSection: 'warn' }) }
   const { app, logs } = await host(t, async (app) => {
     // The same plugin mounts two sections: two registrations, one mistake.
     await app.register(site, { prefix: '/primary' })
     await app.register(site, { prefix: '/secondary' })
-    await app.register(async (sibling) => {
-      sibling.get('/noticeboard', { config: { membersOnly: { groups: ['staff'] } } }, staffNotices)
-    }, { prefix: '/staff' })
+    await sibling(app)
   })
   for (let i = 0; i < 3; i++) {
     // Fastify gives the section no way to reach a sibling context: the route is served; the log says so.
@@ -56,24 +74,44 @@ t.test('the section inside an encapsulated plugin: one start-up line naming the 
   const lines = logs.withCode(ENCAPSULATED)
   t.equal(lines.length, 1, 'one line for two registrations and six requests')
   t.match(lines[0], { level: 40, plugin: 'site', pluginName: 'site -> fastify-schools-resources' })
-  t.match(lines[0].msg, /inside the encapsulated plugin "site".*config\.membersOnly route anywhere else in the app is served to everyone/)
+  t.match(lines[0].msg, /inside the encapsulated plugin "site".*config\.membersOnly route anywhere else in the app would be served to everyone/)
   t.match(lines[0].msg, /Wrap that plugin in fastify-plugin.*preHandler: fastify\.membersOnly\(\), which fails start-up/)
+
+  for (const value of ['fail', 'error', true, false, null]) {
+    const app = Fastify()
+    t.teardown(() => app.close())
+    await app.register(fastifyCookie)
+    await app.register(fastifySession, { secret: SECRET, cookie: { secure: false } })
+    app.register(schoolsResources, { ...options, membersOnlyOutsideSection: value as 'warn' })
+    await t.rejects(async () => { await app.ready() }, { code: 'FST_SR_INVALID_OPTION', message: /"membersOnlyOutsideSection": 'warn' starts/ }, String(value))
+  }
+  // In the app's own context the setting changes nothing: no line.
+  const root = await host(t, async (app) => { await app.register(schoolsResources, { ...options, membersOnlyOutsideSection: 'warn' }) })
+  t.same(root.logs.withCode(ENCAPSULATED), [])
 })
 
 t.test('the decorator form in the sibling context fails start-up instead', async (t) => {
   const app = Fastify()
   await app.register(fastifyCookie)
   await app.register(fastifySession, { secret: SECRET, cookie: { secure: false } })
-  app.register(async (instance) => { await instance.register(schoolsResources, options) })
+  // Even where the host opted to start with the warning.
+  app.register(async (instance) => { await instance.register(schoolsResources, { ...options, membersOnlyOutsideSection: 'warn' }) })
   app.register(async (sibling) => {
     sibling.get('/noticeboard', { preHandler: sibling.membersOnly({ groups: ['staff'] }) }, staffNotices)
   })
   await t.rejects(async () => { await app.ready() }, /membersOnly is not a function/)
 })
 
-t.test('@fastify/autoload: a route file without fastify-plugin warns; the docs\' recipe guards and stays quiet', async (t) => {
+t.test('@fastify/autoload: a route file without fastify-plugin fails start-up (or warns); the docs\' recipe guards and stays quiet', async (t) => {
+  const failing = Fastify()
+  t.teardown(() => failing.close())
+  await failing.register(fastifyCookie)
+  await failing.register(fastifySession, { secret: SECRET, cookie: { secure: false } })
+  failing.register(autoload, { dir: join(__dirname, '../fixtures/autoload'), options: { section: schoolsResources, sectionOptions: options } })
+  await t.rejects(async () => { await failing.ready() }, { code: ENCAPSULATED, message: /inside the encapsulated plugin ".*fixtures\/autoload\/site\/resources\.cjs"/ }, 'names the route file')
+
   const fromRouteFile = await host(t, async (app) => {
-    await app.register(autoload, { dir: join(__dirname, '../fixtures/autoload'), options: { section: schoolsResources, sectionOptions: options } })
+    await app.register(autoload, { dir: join(__dirname, '../fixtures/autoload'), options: { section: schoolsResources, sectionOptions: { ...options, membersOnlyOutsideSection: 'warn' } } })
     app.get('/staff/noticeboard', { config: { membersOnly: { groups: ['staff'] } } }, staffNotices)
   })
   t.equal((await fromRouteFile.app.inject('/staff/noticeboard')).statusCode, 200, 'outside the route file: not guarded')

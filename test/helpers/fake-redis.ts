@@ -1,5 +1,5 @@
 import { RedisClient } from 'redis'
-import { INCREMENT_SCRIPT, READ_SCRIPT } from '../../lib/stores/redis/client.js'
+import { INCREMENT_SCRIPT, READ_SCRIPT, RESERVE_SCRIPT } from '../../lib/stores/redis/client.js'
 
 interface Entry { value: string, expiresAt: number | undefined }
 
@@ -13,6 +13,8 @@ interface Entry { value: string, expiresAt: number | undefined }
  */
 export class FakeRedis extends RedisClient<{}, {}, {}, 2, {}> {
   readonly data = new Map<string, Entry>()
+  /** Sorted sets (the places of RESERVE_SCRIPT): member to score. */
+  readonly sets = new Map<string, Map<string, number>>()
   readonly commands: string[][] = []
   failWith: unknown = undefined
   hang = false
@@ -80,7 +82,24 @@ export class FakeRedis extends RedisClient<{}, {}, {}, 2, {}> {
           const entry = this.#live(key)
           return entry === undefined ? null : [Number(entry.value), this.#pttl(key)]
         }
+        if (script === RESERVE_SCRIPT) {
+          const [, , count, placesKey, max, ttl, member] = rest
+          const now = this.now()
+          const places = this.sets.get(placesKey) ?? new Map<string, number>()
+          for (const [name, expires] of places) if (expires <= now) places.delete(name)
+          if (Number(this.#live(count)?.value ?? 0) + places.size >= Number(max)) return 0
+          places.set(member, now + Number(ttl))
+          this.sets.set(placesKey, places)
+          return 1
+        }
         throw new Error('ERR unknown script')
+      }
+      case 'ZPOPMIN': {
+        const set = this.sets.get(rest[0])
+        const first = [...set?.entries() ?? []].sort((a, b) => a[1] - b[1])[0]
+        if (first === undefined) return []
+        set!.delete(first[0])
+        return [first[0], String(first[1])]
       }
       default: throw new Error(`ERR unknown command '${name}'`)
     }

@@ -48,13 +48,45 @@ t.test('true, a number or a bare number: one start-up line with the fix, however
     t.match(lines[0].msg, /Set trustProxy to the addresses or CIDRs of your own proxies .*or to a function that checks the proxy's address/)
     t.match(lines[0].msg, trustProxy === true ? /every client's X-Forwarded-For counts/ : typeof trustProxy === 'number' ? /hop count .* trusts no proxy at all/ : /read as an IP address/)
   }
-  for (const trustProxy of ['127.0.0.1', '10.0.0.1,10.0.0.2', ['10.0.0.0/8', 'fd00::/8'], (address: string) => address === '10.0.0.1', false, 0, undefined]) {
+  for (const trustProxy of ['127.0.0.1', '10.0.0.1,10.0.0.2', ['10.0.0.0/8', 'fd00::/8'], 'loopback, uniquelocal', '10.0.0.0/255.0.0.0', '::ffff:10.0.0.0/104',
+    (address: string) => address === '10.0.0.1', false, 0, undefined]) {
     const logs = capturedLogs()
     const { app } = await buildTestApp({ fastify: { trustProxy: trustProxy as FastifyServerOptions['trustProxy'], logger: logs.logger } })
     t.teardown(() => app.close())
     t.same(logs.withCode(WARNING), [], `${typeof trustProxy === 'function' ? 'a function' : JSON.stringify(trustProxy)}: nothing to say`)
   }
   t.equal(fastifyOption({}, 'trustProxy'), undefined, 'an object that is no Fastify instance has no options')
+})
+
+t.test('a setting that trusts a public peer, asked rather than read: one start-up line with the fix', async (t) => {
+  const everyone = (): boolean => true
+  const broken = (address: string): boolean => { throw new Error(`no table for ${address}`) }
+  const cases: Array<[unknown, string]> = [
+    ['0.0.0.0/1,128.0.0.0/1', '"0.0.0.0/1,128.0.0.0/1" trusts a public peer'],
+    ['::/1,8000::/1', '"::/1,8000::/1" trusts a public peer'],
+    [['10.0.0.1', '2001:db8::/32'], 'trusts a public peer'],
+    ['10.0.0.1, 203.0.113.0/24', 'trusts a public peer'],
+    ['0.0.0.0/128.0.0.0, 128.0.0.0/128.0.0.0', 'trusts a public peer'],
+    ['::ffff:0:0/96', 'trusts a public peer'],
+    [everyone, '(a function) trusts a public peer'],
+    [(address: string) => address.includes(':'), '(a function) trusts a public peer'],
+    [broken, '(a function) trusts a public peer']
+  ]
+  for (const [trustProxy, said] of cases) {
+    const logs = capturedLogs()
+    const { app } = await buildTestApp({ fastify: { trustProxy: trustProxy as FastifyServerOptions['trustProxy'], logger: logs.logger } })
+    t.teardown(() => app.close())
+    const what = typeof trustProxy === 'function' ? `the function ${trustProxy.name || 'ipv6'}` : JSON.stringify(trustProxy)
+    const lines = logs.withCode(WARNING)
+    t.equal(lines.length, 1, `${what}: one line`)
+    t.ok(lines[0].msg.includes(said), `${what}: ${lines[0].msg.slice(0, 80)}`)
+    t.match(lines[0].msg, /asked about 203\.0\.113\.1 and 2001:db8::1.*chooses its address for the section's login rate limit.*Set trustProxy to the addresses or CIDRs of your own proxies/)
+  }
+  // What the line says is what Fastify does: a visitor from a public address picks its own.
+  const app = Fastify({ trustProxy: '0.0.0.0/1,128.0.0.0/1' })
+  app.get('/', async (request) => request.ip)
+  t.teardown(() => app.close())
+  t.equal((await app.inject({ url: '/', remoteAddress: '203.0.113.1', headers: { 'x-forwarded-for': '198.51.100.99' } })).body, '198.51.100.99')
 })
 
 t.test('reproduction 4 with the fix: trustProxy as the proxy\'s address keeps one limit per visitor', async (t) => {

@@ -10,7 +10,7 @@ import { REDIS_URL, requireRedis, uniquePrefix, deleteKeys, listKeys, connectedC
 
 const maths = '/schools/resources/resources/maths/'
 
-async function instance (t: Test, prefix: string, opts: { maxAge?: number, maxAttempts?: number, rateMax?: number, deviceSecret?: string } = {}): Promise<FastifyInstance> {
+async function instance (t: Test, prefix: string, opts: { maxAge?: number, maxAttempts?: number, rateMax?: number, deviceSecret?: string, authenticate?: () => Promise<null> } = {}): Promise<FastifyInstance> {
   const client = await connectedClient(t, REDIS_URL!)
   const { app } = await buildTestApp({
     session: {
@@ -19,6 +19,7 @@ async function instance (t: Test, prefix: string, opts: { maxAge?: number, maxAt
       cookie: { secure: false, maxAge: opts.maxAge ?? 60_000 }
     },
     plugin: {
+      ...(opts.authenticate === undefined ? {} : { authenticate: opts.authenticate }),
       lockout: { store: new RedisAttemptStore(client, { prefix: `${prefix}attempts:` }), maxAttempts: opts.maxAttempts ?? 10, deviceSecret: opts.deviceSecret },
       loginRateLimit: { store: new RedisAttemptStore(client, { prefix: `${prefix}rate:` }), max: opts.rateMax ?? 1000 }
     }
@@ -39,7 +40,8 @@ if (requireRedis(t)) {
     t.same(await listKeys(admin, prefix), [], 'keys written by 1,000 form views: 0')
     await signIn(app)
     const keys = await listKeys(admin, prefix)
-    t.same(keys.map((k) => k.slice(prefix.length).replace(/:.*/, '')), ['sess'], 'sign-in writes the session, nothing else: successes are not counted')
+    t.same(keys.map((k) => k.slice(prefix.length).replace(/:(?!sessions:).*/, '')).sort(), ['attempts:sessions', 'sess'],
+      'sign-in writes the session and its count of new sessions (lockout.maxNewSessionsPerMinute); failures are not counted for a success')
   })
 
   t.test('a visitor signed in on instance A is signed in on B; signed out on B, A lets them in no more', async (t) => {
@@ -100,6 +102,41 @@ if (requireRedis(t)) {
     t.equal((await postLogin(b, { email: 'other@example.org', password: 'x' })).statusCode, 401)
     const elsewhere = await postLogin(b, { email: TEACHER.email, password: TEACHER.password }, { remoteAddress: '198.51.100.9' })
     t.equal(elsewhere.statusCode, 303, 'the owner signs in from another address')
+  })
+
+  t.test('200 wrong passwords from one address, 30 at a time, through 3 instances: at most 50 checked', async (t) => {
+    const prefix = uniquePrefix('reserve')
+    const admin = await connectedClient(t, REDIS_URL!)
+    t.teardown(() => deleteKeys(admin, prefix))
+    let checked = 0
+    let inFlight = 0
+    let most = 0
+    // A password check that takes a moment, so that checks on the three instances overlap.
+    const authenticate = async () => {
+      checked++
+      most = Math.max(most, ++inFlight)
+      await new Promise((resolve) => setTimeout(resolve, 20))
+      inFlight--
+      return null
+    }
+    const apps = await Promise.all([0, 1, 2].map(() => instance(t, prefix, { rateMax: 50, maxAttempts: 1000, authenticate })))
+    const forms = await Promise.all(apps.map((app) => openLoginForm(app)))
+    const statuses: number[] = []
+    for (let sent = 0; sent < 200; sent += 30) {
+      const batch = Array.from({ length: Math.min(30, 200 - sent) }, (_, i) => {
+        const n = sent + i
+        // A spray: another username each time, so only the address limit holds it.
+        return postLogin(apps[n % 3], { email: `guess-${n}@example.org`, password: 'wrong' }, { form: forms[n % 3], remoteAddress: '203.0.113.9' })
+      })
+      statuses.push(...(await Promise.all(batch)).map((res) => res.statusCode))
+    }
+    t.ok(checked <= 50, `passwords checked: ${checked} (at most 50; one instance alone checks 50)`)
+    t.ok(checked >= 45, 'and the limit is not held far below itself')
+    t.ok(most > 1, `checks overlapped (${most} at once)`)
+    t.equal(statuses.filter((s) => s === 401).length, checked, 'every check a 401')
+    t.equal(statuses.filter((s) => s === 429).length, 200 - checked, 'the rest refused by the address limit')
+    const count = await admin.get(`${prefix}rate:${signInLimitKeys('x', '203.0.113.9').address}`)
+    t.equal(Number(count), checked, 'the count in Redis says the same')
   })
 
   t.test('the login rate limit is shared: attempts on A and B count together', async (t) => {

@@ -26,9 +26,12 @@ async function host (wrap: Wrap, plugin: Partial<FastifySchoolsResourcesOptions>
 }
 
 const direct: Wrap = async (app, plugin) => { await app.register(schoolsResources, plugin as FastifySchoolsResourcesOptions) }
+// A register prefix is an encapsulated context: the section starts there only when told that
+// config.membersOnly routes outside it are not its to guard (FST_SR_SECTION_ENCAPSULATED).
+const OUTSIDE = { membersOnlyOutsideSection: 'warn' } as const
 const under = (prefix: string): Wrap => async (app, plugin) => {
   await app.register(async function site (site) {
-    await site.register(schoolsResources, plugin as FastifySchoolsResourcesOptions)
+    await site.register(schoolsResources, { ...plugin, ...OUTSIDE } as FastifySchoolsResourcesOptions)
   }, { prefix })
 }
 
@@ -118,7 +121,7 @@ t.test('both together: the register prefix, then the section\'s own prefix', asy
 
 t.test('@fastify/autoload: a route folder is a register prefix', async (t) => {
   const app = await host(async (app, plugin) => {
-    await app.register(autoload, { dir: join(__dirname, '../fixtures/autoload'), options: { section: schoolsResources, sectionOptions: plugin } })
+    await app.register(autoload, { dir: join(__dirname, '../fixtures/autoload'), options: { section: schoolsResources, sectionOptions: { ...plugin, ...OUTSIDE } } })
   })
   await visit(t, app, '/site/schools/resources', '/site/Security/login')
 })

@@ -1,4 +1,5 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
+import csrfProtection from '@fastify/csrf-protection'
 import { buildTestApp, CSRF_COOKIE, formToken, sessionCookie, TEACHER, withCookies } from '../helpers/app.js'
 
 // Sign-in keeps what the host stored in the session (a language choice), under a new session id and
@@ -55,4 +56,80 @@ t.test('sign-in keeps the host\'s session data under a new id, with a new CSRF s
 t.test('keepSessionData: false starts a clean session', async (t) => {
   const { session } = await signInAfterChoosingLanguage(false)
   t.equal(session.language, undefined)
+})
+
+t.test('keepSessionData: a list keeps only the keys it names', async (t) => {
+  const { app, store } = await buildTestApp({
+    plugin: { keepSessionData: ['language', 'basket'] },
+    extend: (app) => {
+      app.post('/choose', async (request) => {
+        request.session.set('language', 'cy')
+        request.session.set('draft', 'a note')
+        return 'ok'
+      })
+    }
+  })
+  t.teardown(() => app.close())
+  const before = sessionCookie(await app.inject({ method: 'POST', url: '/choose' }))!
+  const form = await app.inject({ url: '/Security/login', headers: { cookie: before } })
+  const res = await app.inject({
+    method: 'POST',
+    url: '/Security/login',
+    headers: { cookie: withCookies(before, form) },
+    payload: { _csrf: formToken(form.body), email: TEACHER.email, password: TEACHER.password }
+  })
+  t.equal(res.statusCode, 303)
+  const [session] = [...store.sessions.values()].map((json) => JSON.parse(json) as Record<string, unknown>)
+  t.equal(session.language, 'cy', 'a listed key is kept')
+  t.equal(session.draft, undefined, 'an unlisted one is not')
+  t.notOk('basket' in session, 'a listed key the session did not hold stays absent')
+})
+
+t.test('keepSessionData: anything but true, false or a list of keys fails start-up', async (t) => {
+  for (const [value, message] of [
+    ['yes', /must be true .*, false .*, or a list of session keys/],
+    [['cart', 3], /or a list of session keys/],
+    [['cart', ''], /or a list of session keys/],
+    [['cart', '_csrf'], /must not list "_csrf": the CSRF secret is renewed with the session id/],
+    [['member'], /must not list "member": the member is set again at sign-in/]
+  ] as const) {
+    await t.rejects(buildTestApp({ plugin: { keepSessionData: value as never } }), { code: 'FST_SR_INVALID_OPTION', message }, JSON.stringify(value))
+  }
+})
+
+/**
+ * A host's own @fastify/csrf-protection, keeping its secret in the session under `csrfKey`: an attacker
+ * opens the login form (a session and a token of their own), plants that session's cookie in the victim's
+ * browser, the victim signs in, and the attacker's token is tried on the victim's signed-in session (a
+ * cross-site post to the sign-out carries the victim's cookies). The answer to that post.
+ */
+async function plantedToken (t: Test, csrfKey: string, keepSessionData?: readonly string[] | boolean) {
+  const { app } = await buildTestApp({
+    plugin: keepSessionData === undefined ? {} : { keepSessionData },
+    before: async (app) => { await app.register(csrfProtection, { sessionPlugin: '@fastify/session', sessionKey: csrfKey }) }
+  })
+  t.teardown(() => app.close())
+  const attackersForm = await app.inject('/Security/login')
+  const planted = sessionCookie(attackersForm)!
+  const attackersToken = formToken(attackersForm.body)
+  const victimsForm = await app.inject({ url: '/Security/login', headers: { cookie: planted } })
+  const signedIn = await app.inject({
+    method: 'POST',
+    url: '/Security/login',
+    headers: { cookie: planted },
+    payload: { _csrf: formToken(victimsForm.body), email: TEACHER.email, password: TEACHER.password }
+  })
+  t.equal(signedIn.statusCode, 303, 'the victim signed in')
+  const victim = sessionCookie(signedIn)!
+  t.not(victim, planted, 'under a new session id')
+  return (await app.inject({ method: 'POST', url: '/Security/logout', headers: { cookie: victim }, payload: { _csrf: attackersToken } })).statusCode
+}
+
+t.test('a host\'s csrf-protection secret in the session: a planted token dies at sign-in unless kept', async (t) => {
+  t.equal(await plantedToken(t, '_csrf'), 403, 'its default key: true drops it')
+  t.equal(await plantedToken(t, '_csrf', ['language']), 403)
+  t.equal(await plantedToken(t, 'hostCsrf', ['language']), 403, 'another key: a list without it drops it')
+  t.equal(await plantedToken(t, 'hostCsrf', false), 403, 'false drops it')
+  // What docs/sign-in.md warns of: with another key, true keeps the host's secret like any of its data.
+  t.equal(await plantedToken(t, 'hostCsrf', true), 303, 'another key with true: the attacker\'s token works (the documented reason to list keys)')
 })

@@ -40,6 +40,26 @@ function contract (name: string, make: (t: Test) => Promise<AttemptStore>) {
     t.equal(await store.get('short'), undefined, 'an expired count is gone')
     t.equal((await store.increment('short', 100)).count, 1, 'and a new window starts')
     t.equal((await store.get('other')), undefined, 'keys are independent')
+
+    // The places of checks in flight: count + places under max, atomically; released, or expired.
+    t.equal(await store.reserve!('p', 3, 10_000), true)
+    t.equal(await store.reserve!('p', 3, 10_000), true)
+    await store.increment('p', 10_000)
+    t.equal(await store.reserve!('p', 3, 10_000), false, 'one count and two places: full at 3')
+    await store.release!('p')
+    t.equal(await store.reserve!('p', 3, 10_000), true, 'a place given back is free again')
+    t.equal(await store.reserve!('p', 3, 10_000), false)
+    await store.release!('p')
+    await store.release!('p')
+    await store.release!('p')
+    await store.release!('nothing reserved')
+    t.equal(await store.reserve!('p', 2, 10_000), true, 'releasing more than was reserved frees no more than there was')
+    t.equal(await store.reserve!('p', 2, 10_000), false)
+    t.equal(await store.reserve!('q', 1, 100), true)
+    t.equal(await store.reserve!('q', 1, 100), false)
+    await sleep(250)
+    t.equal(await store.reserve!('q', 1, 100), true, 'a place never released (its process died) frees itself')
+    t.same(await Promise.all(Array.from({ length: 10 }, () => store.reserve!('r', 4, 10_000))).then((r) => r.filter(Boolean).length), 4, 'ten at once: four places')
   })
 }
 

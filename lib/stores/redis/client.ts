@@ -256,6 +256,20 @@ if count == 1 or ttl < 0 then
 end
 return {count, ttl}`
 
+/**
+ * Reserves a place for a check in flight (KEYS[2], a sorted set of places scored by their expiry, on the
+ * server's clock) when the count (KEYS[1]) plus the live places is under ARGV[1]; the place lives ARGV[2]
+ * ms, named ARGV[3]. 1 when reserved, 0 when full. Atomic, so instances cannot both take the last place.
+ */
+export const RESERVE_SCRIPT = `local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+local count = tonumber(redis.call('GET', KEYS[1]) or '0')
+if count + redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[1]) then return 0 end
+redis.call('ZADD', KEYS[2], now + tonumber(ARGV[2]), ARGV[3])
+redis.call('PEXPIRE', KEYS[2], ARGV[2])
+return 1`
+
 /** The count and its pttl, or nil for a missing key; one round trip, consistent. */
 export const READ_SCRIPT = `local count = redis.call('GET', KEYS[1])
 if not count then return nil end
