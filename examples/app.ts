@@ -15,7 +15,7 @@ import { demoDirectory, PASSWORD_CHECKS_AT_ONCE, PASSWORD_CHECKS_WAITING, type D
 import { registerSessionPlugin, type SessionPluginSetting } from './session-plugin.js'
 import { auditLog } from './audit-log.js'
 import { registerMetrics } from './metrics.js'
-import { healthRoutes, type HealthOptions } from './health.js'
+import { healthRoutes, type Store } from './health.js'
 
 export interface ExampleConfig {
   baseUrl?: string
@@ -126,9 +126,9 @@ export async function buildApp (config: ExampleConfig): Promise<FastifyInstance>
   // through a spread of a Partial: the options above are checked whole, the merge is asserted.
   await app.register(schoolsResources, { ...section, ...config.sectionOptions } as FastifySchoolsResourcesOptions)
 
-  // /healthz and /readyz for a load balancer (docs/example-server.md#health-and-readiness).
-  // The example's clients are node-redis ones (examples/redis.ts), which have what each kind needs for ROLE.
-  healthRoutes(app, { draining: config.draining ?? (() => false), redis: redis?.client as HealthOptions['redis'], timeoutMs })
+  // /healthz and /readyz for a load balancer, /storez for monitoring (docs/health.md: this file is its recipe).
+  // The example's clients are node-redis ones (examples/redis.ts): a client, a Sentinel or a Cluster client.
+  healthRoutes(app, { draining: config.draining ?? (() => false), store: redis?.client as Store | undefined, timeoutMs, keyPrefix: `${prefix}storez:` })
   app.get('/', async (_request, reply) => reply.redirect('/schools/resources/'))
   // A page of the site's own, outside the section, behind the same guard: staff only. Visitors get the
   // login redirect back to it, other members the 403 page.

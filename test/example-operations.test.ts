@@ -97,6 +97,8 @@ t.test('/healthz and /readyz: outside the section, out of the request log; only 
   const ready = await app.inject('/readyz')
   t.equal(ready.statusCode, 200, 'ready: sessions in memory need nothing else')
   t.equal(ready.body, 'ready\n')
+  const store = await app.inject('/storez')
+  t.same([store.statusCode, store.json()], [200, { ok: true, store: 'memory' }], '/storez: sessions in memory')
 
   draining = true
   for (let i = 0; i < 3; i++) {
@@ -114,12 +116,12 @@ t.test('/healthz and /readyz: outside the section, out of the request log; only 
 
   // 2 requests other than the probes were made (the anonymous redirect and the index): only they are logged.
   const urls = lines.filter((l) => l.msg === 'incoming request').map((l) => (l.req as { url: string }).url)
-  t.same(urls, [maths, '/schools/resources/'], 'the 8 probes write no request log lines')
+  t.same(urls, [maths, '/schools/resources/'], 'the 9 probes write no request log lines')
   t.equal(lines.filter((l) => l.msg === 'request completed').length, 2)
   t.same(lines.filter((l) => /\/readyz/.test(l.msg)).map((l) => [l.level, l.msg, l.reason]), [
     [40, 'not ready: /readyz answers 503', 'shutting down'],
-    [30, 'ready again: /readyz answers 200', undefined]
-  ], 'a change of readiness is logged once, not every probe')
+    [40, 'ready again: /readyz answers 200', undefined]
+  ], 'a change of readiness is logged once, not every probe, at warn both ways')
 })
 
 t.test('Node checks request timeouts often enough for REQUEST_TIMEOUT_MS to hold (issue 21)', async (t) => {

@@ -1,7 +1,7 @@
 import t from 'tap'
-import { execFileSync } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
+import { compileSnippets, snippet } from './helpers/doc-snippets.js'
 import { signInThroughForm, startListeningApp } from './helpers/listening-app.js'
 
 // The README's usage snippet, compiled with the project's TypeScript (strict, as an ES module) and run as
@@ -10,22 +10,8 @@ import { signInThroughForm, startListeningApp } from './helpers/listening-app.js
 const root = resolve(__dirname, '..')
 const readme = readFileSync(join(root, 'README.md'), 'utf8')
 
-function usageSnippet (markdown: string): string {
-  const match = /<!-- usage-snippet -->\s*```ts\n([\s\S]*?)\n```/.exec(markdown)
-  if (match === null) throw new Error('README.md has no ```ts block after <!-- usage-snippet -->')
-  return match[1]
-}
-
 t.test('the usage snippet compiles and serves the section as the spec says', async (t) => {
-  // Inside the package, so that `fastify-schools-resources` resolves to this build by its own name.
-  const dir = mkdtempSync(join(root, 'test', '.snippet-'))
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
-  writeFileSync(join(dir, 'usage.mts'), usageSnippet(readme))
-  execFileSync(process.execPath, [
-    join(root, 'node_modules', 'typescript', 'bin', 'tsc'),
-    '--strict', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2022',
-    '--ignoreConfig', '--types', 'node', '--skipLibCheck', '--rootDir', dir, '--outDir', dir, join(dir, 'usage.mts')
-  ], { cwd: root, stdio: 'pipe' })
+  const dir = compileSnippets(t, { 'usage.mts': snippet(readme, 'usage-snippet') })
 
   const origin = await startListeningApp(t, join(dir, 'usage.mjs'), dir)
 

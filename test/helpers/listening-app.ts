@@ -1,19 +1,24 @@
-import { spawn } from 'node:child_process'
+import { spawn, type ChildProcess } from 'node:child_process'
 import type { Test } from 'tap'
 
 /**
  * Starts a Node program that listens on PORT (given 0 here) and logs Fastify's "Server listening at"
  * line; resolves to its origin. The process is killed when the test ends.
  */
-export function startListeningApp (t: Test, file: string, cwd: string): Promise<string> {
-  const child = spawn(process.execPath, [file], { cwd, env: { ...process.env, PORT: '0' }, stdio: ['ignore', 'pipe', 'pipe'] })
+export function startListeningApp (t: Test, file: string, cwd: string, env: Record<string, string> = {}): Promise<string> {
+  return startListening(t, file, cwd, env).then(({ origin }) => origin)
+}
+
+/** startListeningApp, also giving the process (to signal it). */
+export function startListening (t: Test, file: string, cwd: string, env: Record<string, string> = {}): Promise<{ origin: string, child: ChildProcess }> {
+  const child = spawn(process.execPath, [file], { cwd, env: { ...process.env, PORT: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
   t.teardown(() => { child.kill() })
-  return new Promise<string>((resolve, reject) => {
+  return new Promise((resolve, reject) => {
     let out = ''
     const read = (chunk: Buffer) => {
       out += chunk
       const m = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(out)
-      if (m !== null) resolve(m[1])
+      if (m !== null) resolve({ origin: m[1], child })
     }
     child.stdout.on('data', read)
     child.stderr.on('data', read)

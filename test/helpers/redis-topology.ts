@@ -67,6 +67,11 @@ class Processes {
     child.kill('SIGKILL')
     await exited
   }
+
+  /** SIGSTOP (a stall: the connections stay open, nothing is answered) or, with `stalled` false, SIGCONT. */
+  stall (port: number, stalled = true): void {
+    this.children.get(port)!.kill(stalled ? 'SIGSTOP' : 'SIGCONT')
+  }
 }
 
 export const SENTINEL_NAME = 'schools'
@@ -153,6 +158,18 @@ export class SentinelSet {
     return after
   }
 
+  /** Stops the primary with SIGSTOP (connections open, unanswered); resolves to its port. */
+  async stallPrimary (): Promise<number> {
+    const port = await this.primary()
+    this.#processes.stall(port)
+    return port
+  }
+
+  /** SIGCONT to a server stalled by stallPrimary(). */
+  resume (port: number): void {
+    this.#processes.stall(port, false)
+  }
+
   /**
    * Starts a killed server again, as its supervisor would: it comes back empty, and the sentinels make
    * it a replica of the new primary. Resolves once the primary has every replica in sync.
@@ -219,6 +236,16 @@ export class RedisCluster3 {
 
   async kill (port: number): Promise<void> {
     await this.#processes.kill(port)
+  }
+
+  /** Stops a node with SIGSTOP (its connections stay open, unanswered); `false`: SIGCONT. */
+  stall (port: number, stalled = true): void {
+    this.#processes.stall(port, stalled)
+  }
+
+  /** Whether the node on `port` says it is a master (INFO replication). */
+  async isMaster (port: number): Promise<boolean> {
+    return /role:master/.test(await cli(port, 'INFO', 'replication'))
   }
 
   /** Starts a node of its own as a replica of the master on `port`; resolves once it is in sync. */
