@@ -261,6 +261,14 @@ export class RedisCluster3 {
     const answer = await cli(replica, 'CLUSTER', 'REPLICATE', id)
     if (answer !== 'OK') throw new Error(`CLUSTER REPLICATE: ${answer}`)
     await until(`a replica of ${port} in sync`, async () => /slave0:.*state=online/.test(await cli(port, 'INFO', 'replication')))
+    // A replica is promoted only with the votes of a majority of masters, and a master votes only for a
+    // node it knows: wait until the gossip has reached every node, or a stall right after may elect nobody.
+    const replicaId = await cli(replica, 'CLUSTER', 'MYID')
+    const ids = await Promise.all(this.ports.map((p) => cli(p, 'CLUSTER', 'MYID')))
+    await until(`every node to know ${replica}`, async () => {
+      const tables = await Promise.all([...this.ports, replica].map((p) => cli(p, 'CLUSTER', 'NODES')))
+      return tables.every((table) => table.includes(replicaId) && ids.every((other) => table.includes(other)))
+    })
     return replica
   }
 

@@ -159,6 +159,8 @@ if (requireRedis(t)) {
 
     // Back, the old master is a replica: EXISTS there answers MOVED, and the client maps the slots again.
     cluster.stall(victim, false)
+    // Until gossip tells it otherwise, the old master still claims its slots and answers for them.
+    await until('the old master to rejoin as a replica', async () => !(await cluster.isMaster(victim)), 20_000)
     let followed: StoreState | undefined
     await until('the client to follow the promotion', async () => {
       followed = (await storez(app))[1]
