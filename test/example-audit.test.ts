@@ -1,6 +1,6 @@
 import t, { type Test } from 'tap'
 import { channel } from 'node:diagnostics_channel'
-import { eventChannels } from 'fastify-schools-resources'
+import { eventChannels } from '../lib/index.js'
 import { buildApp } from '../examples/app.js'
 import { postLogin, sessionCookie, signOut } from './helpers/app.js'
 
