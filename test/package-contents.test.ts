@@ -45,7 +45,7 @@ t.test('every relative link in the README and the shipped docs is shipped', asyn
   let links = 0
   for (const doc of documents) {
     // Code (fenced blocks and inline spans) is not prose: `a[i](x)` there is no link. Files only in
-    // the repository are named as code, "in the repository": the package has no repository URL.
+    // the repository are not named at all (the next test): the package has no repository URL.
     const text = readFileSync(join(root, doc), 'utf8').replace(/```[\s\S]*?```/g, '').replace(/`[^`\n]*`/g, '')
     for (const [, target] of text.matchAll(/\]\(([^)#\s]+)(?:#[^)]*)?\)/g)) {
       if (/^[a-z]+:/i.test(target)) continue
@@ -56,6 +56,25 @@ t.test('every relative link in the README and the shipped docs is shipped', asyn
     }
   }
   t.ok(links > 30, `${links} links checked`)
+})
+
+t.test('the README and the shipped docs name no file of the repository', async (t) => {
+  // Issue 37: a package user cannot open examples/, test/, lib/, bench/ or parity/ (nor a doc left in the
+  // repository), so the docs inline what they need from them or say it in words. Code counts too: a
+  // snippet's import of `../examples/x` names a file as much as prose does. Not a repository path: the
+  // shipped dist/ (`dist/parity/bin.js`), a word that ends in one of the names (`…-parity/1`), a URL.
+  const documents = ['README.md', ...[...packed].filter((f) => f.startsWith('docs/') && f.endsWith('.md'))]
+  const named: string[] = []
+  for (const doc of documents) {
+    readFileSync(join(root, doc), 'utf8').split('\n').forEach((line, i) => {
+      const text = line.replace(/\b[a-z][\w+.-]*:\/\/\S+/gi, '')
+      for (const [path] of text.matchAll(/(?<![\w-])(?<!dist\/)(?:examples|test|lib|bench|parity)\/[\w./-]+/g)) named.push(`${doc}:${i + 1}: ${path}`)
+      // A doc of the package is fine (`docs/options.md`, the end of a sentence's full stop left out).
+      for (const [path] of text.matchAll(/(?<![\w-])docs\/[\w./-]+/g)) if (!packed.has(path.replace(/\.+$/, ''))) named.push(`${doc}:${i + 1}: ${path}`)
+    })
+  }
+  t.same(named, [], named.length === 0 ? 'none named' : `repository files named: ${named.join(', ')}`)
+  t.ok(documents.length > 15, `${documents.length} documents read`)
 })
 
 t.test('peer dependencies have upper bounds; file serving\'s and redis are optional', async (t) => {
