@@ -51,6 +51,11 @@ export interface ExampleConfig {
   draining?: () => boolean
   /** The directory of the demo's files (default examples/files). */
   filesDir?: string
+  /**
+   * Sign in with the school's account too (docs/oidc.md): an OpenID provider's issuer and the client it
+   * registered for this site, and the Google Workspace domains allowed (hd). Needs baseUrl.
+   */
+  oidc?: { issuer: string, clientId: string, clientSecret?: string, allowedDomains?: string[] }
   /** More options for the resources section (the bench turns the per-address sign-in limit off). */
   sectionOptions?: Partial<FastifySchoolsResourcesOptions>
 }
@@ -76,7 +81,7 @@ export async function buildApp (config: ExampleConfig): Promise<FastifyInstance>
   auditLog(app)
   if (config.metrics === true) registerMetrics(app)
   const https = config.baseUrl?.startsWith('https:') === true
-  const { authenticate, findMember } = await demoDirectory({ email: config.demoEmail, password: config.demoPassword }, config.demoParent)
+  const { authenticate, findMember, findByEmail } = await demoDirectory({ email: config.demoEmail, password: config.demoPassword }, config.demoParent)
 
   const redis = config.redis
   const prefix = redis?.prefix ?? 'schools-resources:'
@@ -109,6 +114,15 @@ export async function buildApp (config: ExampleConfig): Promise<FastifyInstance>
     // 10 s of them may wait (examples/demo-member.ts).
     passwordChecks: { concurrent: PASSWORD_CHECKS_AT_ONCE, waiting: PASSWORD_CHECKS_WAITING },
     baseUrl: config.baseUrl,
+    ...(config.oidc === undefined
+      ? {}
+      : {
+          oidc: {
+            providers: [{ id: 'school', label: 'your school account', ...config.oidc }],
+            // The demo's members by the address the provider vouches for: the teacher's and the parent's.
+            resolveMember: async (claims) => claims.email_verified === true ? await findByEmail(claims.email) : null
+          }
+        }),
     siteName: 'Riverside School',
     // Every anonymous visitor to a category raises the redirect-conflict warning (the legacy behaviour);
     // the log gets the first in full and then a count a minute, not a line per visitor. `npm start` runs

@@ -102,5 +102,11 @@ export async function demoDirectory (teacher: DemoAccount, parent?: DemoAccount)
     return found === undefined ? null : withoutHash(found)
   }
 
-  return { members, authenticate, findMember }
+  /** The member whose address the school's account proved (the section's oidc.resolveMember), or null. */
+  async function findByEmail (email: string | undefined): Promise<Member | null> {
+    const found = email === undefined ? undefined : members.find((m) => m.email.toLowerCase() === email.toLowerCase())
+    return found === undefined ? null : withoutHash(found)
+  }
+
+  return { members, authenticate, findMember, findByEmail }
 }

@@ -57,6 +57,7 @@ async function main (): Promise<void> {
     metrics: process.env.METRICS === '1',
     draining: () => closing,
     filesDir: settings.filesDir,
+    oidc: settings.oidc,
     ...(redis === undefined
       ? {}
       : { redis: { client: redis, prefix: settings.redisPrefix, timeoutMs: settings.redisTimeoutMs, waitForReplicas: settings.redisWaitReplicas } })

@@ -7,6 +7,8 @@ import { BlockList, isIP } from 'node:net'
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
 
 export interface ExampleSettings {
+  /** OIDC_ISSUER, OIDC_CLIENT_ID, OIDC_CLIENT_SECRET, OIDC_ALLOWED_DOMAINS: sign in with the school's account (docs/oidc.md). */
+  oidc: { issuer: string, clientId: string, clientSecret?: string, allowedDomains?: string[] } | undefined
   port: number
   host: string
   logLevel: typeof LOG_LEVELS[number]
@@ -179,7 +181,17 @@ export function readSettings (env: Env): ExampleSettings {
     throw new SettingError('SHUTDOWN_DEADLINE_MS', `must be longer than SHUTDOWN_READY_PAUSE_MS (${shutdownReadyPauseMs}): both count from SIGTERM, and the requests in flight need time after the pause`, String(shutdownDeadlineMs))
   }
 
+  const oidcIssuer = read(env, 'OIDC_ISSUER')
+  const oidcClientId = read(env, 'OIDC_CLIENT_ID')
+  if (oidcIssuer !== undefined && oidcClientId === undefined) throw new SettingError('OIDC_CLIENT_ID', 'is required with OIDC_ISSUER: the client id the provider gave this site', '(unset)')
+  if (oidcIssuer !== undefined && baseUrl === undefined) throw new SettingError('BASE_URL', 'is required with OIDC_ISSUER: the redirect URI registered at the provider is {BASE_URL}/Security/login/oidc/school/callback', '(unset)')
+  const allowedDomains = read(env, 'OIDC_ALLOWED_DOMAINS')?.split(',').map((d) => d.trim()).filter((d) => d !== '')
+  const oidcClientSecret = read(env, 'OIDC_CLIENT_SECRET')
+
   return {
+    oidc: oidcIssuer === undefined
+      ? undefined
+      : { issuer: oidcIssuer, clientId: oidcClientId!, ...(oidcClientSecret === undefined ? {} : { clientSecret: oidcClientSecret }), ...(allowedDomains === undefined || allowedDomains.length === 0 ? {} : { allowedDomains }) },
     port: wholeNumber(env, 'PORT', 3000, 0, 65535, 'must be a port number from 0 to 65535 (0 picks a free port)'),
     host: read(env, 'HOST') ?? '127.0.0.1',
     logLevel: logLevel as ExampleSettings['logLevel'],

@@ -224,11 +224,33 @@ const FST_SR_SIGN_IN_BUSY = createError(
   503
 )
 
-/** The files option is set, but a package file serving needs (an optional peer) is not installed. */
-const FST_SR_MISSING_PACKAGE = createError<[string]>(
+/** An option is set (`files`, `oidc`: the first argument) whose optional peer (the second) is not installed; the third says what to install. */
+const FST_SR_MISSING_PACKAGE = createError<[string, string, string]>(
   'FST_SR_MISSING_PACKAGE',
-  'fastify-schools-resources: the files option needs the package %s, which is not installed: npm i @fastify/static content-disposition',
+  'fastify-schools-resources: the %s option needs the package %s, which is not installed: npm i %s',
   500
+)
+
+/** `reply.signInMember` called without its options, or with a `method` (or `provider`) that is not a word of a–z, 0–9 and `-`. */
+const FST_SR_INVALID_SIGN_IN_OPTIONS = createError<[string]>(
+  'FST_SR_INVALID_SIGN_IN_OPTIONS',
+  'fastify-schools-resources: reply.signInMember(member, { method, backUrl?, provider? }): %s',
+  500,
+  TypeError
+)
+
+/** An OpenID provider could not be reached, or did not answer in time (its name is the argument). */
+const FST_SR_OIDC_UNAVAILABLE = createError<[string, { cause: unknown }?]>(
+  'FST_SR_OIDC_UNAVAILABLE',
+  'Sign-in with %s is briefly unavailable. Please try again in a moment.',
+  503
+)
+
+/** An OpenID sign-in the section refused; the argument is the message for the visitor. */
+const FST_SR_OIDC_REFUSED = createError<[string]>(
+  'FST_SR_OIDC_REFUSED',
+  '%s',
+  403
 )
 
 export const errorCodes = {
@@ -261,8 +283,27 @@ export const errorCodes = {
   FST_SR_INVALID_VIEW,
   FST_SR_INTERNAL_ERROR,
   FST_SR_SIGN_IN_BUSY,
-  FST_SR_MISSING_PACKAGE
+  FST_SR_MISSING_PACKAGE,
+  FST_SR_INVALID_SIGN_IN_OPTIONS,
+  FST_SR_OIDC_UNAVAILABLE,
+  FST_SR_OIDC_REFUSED
 } as const
+
+/**
+ * An optional peer dependency, loaded when the option that needs it is set: a site without files
+ * installs neither @fastify/static nor content-disposition (docs/files.md), one without `oidc` no
+ * openid-client. Missing, it fails `app.ready()` saying what to install; a package that is there but
+ * fails to load is not hidden behind that message.
+ */
+export async function optionalPeer<T> (name: string, load: () => Promise<T>, option = 'files', install = '@fastify/static content-disposition'): Promise<T> {
+  try {
+    return await load()
+  } catch (err) {
+    const { code, message } = err as NodeJS.ErrnoException
+    if ((code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') && message.includes(`'${name}'`)) throw new FST_SR_MISSING_PACKAGE(option, name, install)
+    throw err
+  }
+}
 
 // Which errors are an outage of a shared store (answered 503 by pages/unavailable.ts). Here, next to
 // FST_SR_STORE_UNAVAILABLE, because the Redis stores (stores/redis/client.ts) ask it too.

@@ -33,9 +33,16 @@ export interface SectionEvent {
 
 /** Why a sign-in was refused. An open list: new reasons may be added in a minor version. */
 export type SignInFailureReason = 'wrong-credentials' | 'locked-out' | 'rate-limited' | 'csrf' | 'busy' |
-  'missing-credentials' | 'insecure-connection' | 'too-many-sessions' | (string & {})
+  'missing-credentials' | 'insecure-connection' | 'too-many-sessions' | 'oidc-state' | 'oidc-token' | 'oidc-domain' |
+  'oidc-email-unverified' | 'oidc-email-domain' | 'oidc-tenant' | 'oidc-no-member' | 'oidc-cancelled' | 'oidc-cookie-lost' | (string & {})
 
-export interface SignInSucceededEvent extends SectionEvent { memberId: string | number }
+export interface SignInSucceededEvent extends SectionEvent {
+  memberId: string | number
+  /** How the member proved who they are: `'password'`, `'oidc'`, or a host's own word given to `reply.signInMember`. */
+  method: string
+  /** The OpenID provider's `id`, for `method: 'oidc'` (or a host's own, when it gave one). */
+  provider?: string
+}
 export interface SignInFailedEvent extends SectionEvent {
   reason: SignInFailureReason
   /**
@@ -43,6 +50,8 @@ export interface SignInFailedEvent extends SectionEvent {
    * given or what was typed is no email address (a password typed into the email field is never hashed).
    */
   identifierHash: string | undefined
+  /** The OpenID provider's `id`, for a refused OpenID sign-in (reasons `oidc-…`). */
+  provider?: string
 }
 /** A failed sign-in locked its username (for this address, or for every browser it never signed in from). */
 export interface LockedOutEvent extends SectionEvent {

@@ -24,6 +24,9 @@ import { servesSignIn, signInRoutes } from './sign-in/sign-in-routes.js'
 import { SignInLimits, warnWithoutDeviceSecret, warnWithoutReservations } from './sign-in/limits.js'
 import { PasswordChecks } from './sign-in/password-checks.js'
 import { NewSessions } from './sign-in/new-sessions.js'
+import { decorateSignInMember } from './sign-in/sign-in-member.js'
+import type { SignInStepDeps } from './session/sign-in-step.js'
+import { oidcConfigs } from './sign-in/oidc-client.js'
 
 const FORM = 'application/x-www-form-urlencoded'
 
@@ -48,12 +51,21 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
   // What a visitor of any members-only route gets: this section's login redirect, then its refused index redirect.
   const anonymous: AnonymousRedirect = { baseUrl: opts.baseUrl, loginPath: paths.login, indexPath: paths.index, returnParam: opts.returnParam }
   const sessionDecides = opts.getMember === undefined
+  // The session's side of every sign-in (the password form, OpenID, a host's own callback) wherever the
+  // section keeps a session; reply.signInMember only where it also reads its members from there.
+  const step: SignInStepDeps | undefined = session === undefined
+    ? undefined
+    : { session, sessionKey: opts.sessionKey, keepSessionData: opts.keepSessionData, finder, section: paths.index, baseUrl: opts.baseUrl }
+  // Every way in (the password form, OpenID, reply.signInMember) counts a member's new sessions in the
+  // lockout's store, and refuses past lockout.maxNewSessionsPerMinute (sign-in/new-sessions.ts).
+  const newSessions = opts.lockout === false ? undefined : new NewSessions(opts.lockout.store, opts.lockout.maxNewSessionsPerMinute)
   // What every members-only route shares, the section's (category pages, files) and the host's (access/members-only-kit.ts).
   const membersOnly: MembersOnlyDeps = { memberOf, pages, anonymous, sessionDecides, restrictedCategories: opts.restrictedCategories }
   // The default policy, plus the origin of a host stylesheet on another site; the host's helmet options still win.
   const headers = securityHeaders(opts.helmet === false ? false : { contentSecurityPolicy: stylesheetPolicy(opts.stylesheet), ...opts.helmet })
   warnTrustProxy(fastify)
   await fastify.register(redirectOnce, { baseUrl: opts.baseUrl, conflictLog: opts.conflictLog })
+  if (step !== undefined && sessionDecides) decorateSignInMember(fastify, step, newSessions)
 
   // Errors on our routes get the section's own answers: store failures (Redis down or slow) a clear 503,
   // other server errors its 500 page with nothing of the error in it (pages/server-error.ts). In a context
@@ -84,10 +96,13 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
     }
     sectionRoutes(section, routes)
     await fileRoutes(section, { ...routes, root: opts.filesRoot })
-    if (opts.authenticate === undefined || !opts.signIn) return
+    if (!opts.signIn) return
     // The logout forms' tokens, in every section; the routes in the first section with this login path.
     const csrf = await registerCsrf(section, opts.baseUrl)
-    if (!servesSignIn(section.server, paths, { authenticate: opts.authenticate, sessionKey: opts.sessionKey, logout: paths.logout, findMember: opts.findMember?.find, returnParam: opts.returnParam })) return
+    step!.renewCsrfCookie = csrf.dropCookie
+    const settings = { authenticate: opts.authenticate, oidc: options.oidc, sessionKey: opts.sessionKey, logout: paths.logout, findMember: opts.findMember?.find, returnParam: opts.returnParam }
+    if (!servesSignIn(section.server, paths, settings)) return
+    const oidc = opts.oidc === undefined ? undefined : { options: opts.oidc, configs: await oidcConfigs(section) }
     if (opts.lockout !== false) warnWithoutDeviceSecret(section.log, opts.lockout)
     warnWithoutReservations(section.log, [opts.lockout, opts.loginRateLimit].flatMap((limit) => limit === false ? [] : [limit.store]))
     const passwordChecks = new PasswordChecks(opts.passwordChecks)
@@ -98,6 +113,7 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
     })
     signInRoutes(section, {
       authenticate: opts.authenticate,
+      oidc,
       memberOf,
       session: session!,
       pages,
@@ -105,18 +121,15 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
       routes: { login: opts.loginPath, logout: opts.logoutPath },
       baseUrl: opts.baseUrl,
       returnParam: opts.returnParam,
-      sessionKey: opts.sessionKey,
-      keepSessionData: opts.keepSessionData,
-      newSessions: opts.lockout === false ? undefined : new NewSessions(opts.lockout.store, opts.lockout.maxNewSessionsPerMinute),
+      step: step!,
+      newSessions,
       limits: opts.lockout === false && opts.loginRateLimit === false
         ? undefined
         : new SignInLimits(opts.lockout === false ? undefined : opts.lockout, opts.loginRateLimit === false ? undefined : opts.loginRateLimit),
       verifyCsrf: csrf.verify,
-      renewCsrfCookie: csrf.dropCookie,
       passwordChecks,
       openapi: opts.openapi,
-      auditKey: opts.auditKey,
-      finder
+      auditKey: opts.auditKey
     })
   }
 }
@@ -145,7 +158,7 @@ export { REDIRECT_CONFLICT_WARNING } from './warnings.js'
 export { eventChannels, subscribeEvent } from './events.js'
 
 export type { FastifySchoolsResourcesOptions } from './options.js'
-export type { Member, MembersOnlyOptions, Credentials, Catalog, CatalogData, Category, CategoryWithResources, Resource, ResourceFormat, CategoriesPage, CategoriesPageQuery, ResourcesPage, ResourcesPageQuery } from './types.js'
+export type { Member, MembersOnlyOptions, SignInMemberOptions, Credentials, Catalog, CatalogData, Category, CategoryWithResources, Resource, ResourceFormat, CategoriesPage, CategoriesPageQuery, ResourcesPage, ResourcesPageQuery } from './types.js'
 export type { Views, DefaultViews, Page, PageContext, LoginViewData, CategoryViewData, IndexViewData, IndexCategory, ForbiddenViewData } from './pages/views.js'
 export type { ResourceFilter } from './pages/filters.js'
 export type { UrlResource, FileResource } from './types.js'
@@ -161,3 +174,4 @@ export type {
   FileDownloadedEvent, StoreUnavailableEvent, RedirectRefusedEvent, SectionEvents, SectionEventName, SectionEventListener
 } from './events.js'
 export type { FindMember, FoundMember } from './session/find-member.js'
+export type { OidcOptions, OidcProviderOptions, OidcClaims, ResolveMember } from './sign-in/oidc-options.js'

@@ -15,15 +15,16 @@ import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from './pages/pagination.js'
 import type { FindMember, FindMemberCacheSettings } from './session/find-member.js'
 import { MemoryAttemptStore, type AttemptStore } from './stores/attempt-store.js'
 import { namedFile } from './section/catalog.js'
+import { resolveOidc, type OidcOptions, type ResolvedOidc } from './sign-in/oidc-options.js'
 import type { LockoutOptions, LockoutSettings, LoginRateLimitOptions, LoginRateLimitSettings } from './sign-in/limits.js'
-import { CSRF_DEFAULT_SESSION_KEY, type KeepSessionData } from './sign-in/session-data.js'
+import { CSRF_DEFAULT_SESSION_KEY, providerKey, type KeepSessionData } from './session/session-data.js'
 import { passwordCheckDefaults, perAddressDefault, type PasswordCheckSettings, type PasswordChecksOptions } from './sign-in/password-checks.js'
 
 /**
  * The plugin's options. A union on purpose: with sign-in on (the default) `authenticate` is required and
  * `logoutUrl` is refused, so those start-up errors are type errors too (docs/migration.md).
  */
-export type FastifySchoolsResourcesOptions = SectionSignInOptions | HostSignInOptions
+export type FastifySchoolsResourcesOptions = SectionSignInOptions | OidcOnlySignInOptions | HostSignInOptions
 
 /** The section serves sign-in (`signIn` left out or `true`): it needs `authenticate`. */
 export interface SectionSignInOptions extends SectionOptions {
@@ -32,6 +33,21 @@ export interface SectionSignInOptions extends SectionOptions {
   /** Checks a sign-in; resolves to the member, or to null/undefined when the credentials are wrong. */
   authenticate: (credentials: Credentials, request: FastifyRequest) => Promise<Member | null | undefined>
   /** Only with `signIn: false`: the section's own sign-out is `logoutPath`. */
+  logoutUrl?: never
+  /** Show the password form (default true); false shows only the `oidc` providers' buttons. */
+  passwordSignIn?: true
+  /** Sign in with the school's account too: OpenID Connect providers (docs/oidc.md). */
+  oidc?: OidcOptions
+}
+
+/** The section serves sign-in with OpenID Connect only (`passwordSignIn: false`): no `authenticate`. */
+export interface OidcOnlySignInOptions extends SectionOptions {
+  signIn?: true
+  /** No password form: the login page shows only the providers' buttons. */
+  passwordSignIn: false
+  oidc: OidcOptions
+  /** Not used without the password form. */
+  authenticate?: never
   logoutUrl?: never
 }
 
@@ -42,6 +58,9 @@ export interface HostSignInOptions extends SectionOptions {
   authenticate?: (credentials: Credentials, request: FastifyRequest) => Promise<Member | null | undefined>
   /** The host's sign-out page, linked for signed-in members (docs/sign-in.md#hosts-with-their-own-sign-in). */
   logoutUrl?: string
+  /** The section's own sign-in options: not with `signIn: false` (end your own callback in `reply.signInMember`). */
+  oidc?: never
+  passwordSignIn?: never
 }
 
 /** The options both kinds of section take. */
@@ -61,8 +80,9 @@ export interface SectionOptions {
   /** Session key that holds the signed-in member (default `member`). */
   sessionKey?: string
   /**
-   * What sign-in keeps of the session under its new id: `true` (default) all the host stored but `_csrf`
-   * (@fastify/csrf-protection's secret) and `sessionKey`; a list keeps only those keys (`['cart', 'lang']`);
+   * What sign-in keeps of the session under its new id, whichever way the member signs in: `true`
+   * (default) all the host stored but `_csrf` (@fastify/csrf-protection's secret), `sessionKey` and
+   * `${sessionKey}.provider` (an OpenID sign-in's); a list keeps only those keys (`['cart', 'lang']`);
    * `false` starts a clean one. A host whose csrf-protection keeps its secret under another `sessionKey`
    * lists its keys or sets false (docs/sign-in.md).
    */
@@ -149,8 +169,12 @@ export interface SectionOptions {
 
 export interface ResolvedOptions {
   catalog: Catalog
-  authenticate: FastifySchoolsResourcesOptions['authenticate']
+  authenticate: SectionSignInOptions['authenticate'] | undefined
   signIn: boolean
+  /** Whether the login page has the password form (and the sign-in route is served). */
+  passwordSignIn: boolean
+  /** The OpenID Connect providers, checked. */
+  oidc: ResolvedOidc | undefined
   prefix: string
   baseUrl: string | undefined
   loginPath: string
@@ -192,7 +216,8 @@ const KNOWN_KEYS = new Set<string>([
   'openapi',
   'auditKey',
   'findMember', 'findMemberCache',
-  'logoutUrl', 'returnParam', 'membersOnlyOutsideSection'
+  'logoutUrl', 'returnParam', 'membersOnlyOutsideSection',
+  'oidc', 'passwordSignIn'
 ])
 const VIEW_KEYS = new Set(['layout', 'index', 'category', 'login', 'notFound', 'forbidden'])
 
@@ -352,9 +377,15 @@ export function resolveOptions (raw: object): ResolvedOptions {
 
   const signIn = opts.signIn ?? true
   if (typeof signIn !== 'boolean') invalidOption('signIn', 'must be true or false')
+  const passwordSignIn = opts.passwordSignIn ?? true
+  if (typeof passwordSignIn !== 'boolean') invalidOption('passwordSignIn', 'must be true or false')
+  if (!signIn && opts.oidc !== undefined) invalidOption('oidc', 'is the section\'s own sign-in, which signIn: false turns off; end your own callback in reply.signInMember (docs/oidc.md), or turn signIn on')
+  if (!signIn && opts.passwordSignIn !== undefined) invalidOption('passwordSignIn', 'is the section\'s own sign-in, which signIn: false turns off')
+  if (!passwordSignIn && opts.oidc === undefined) invalidOption('passwordSignIn', 'false needs oidc: without the password form and providers nobody could sign in (for your own sign-in, set signIn: false)')
   const authenticate = optionalFunction<ResolvedOptions['authenticate']>(opts, 'authenticate')
-  if (signIn && authenticate === undefined) {
-    invalidOption('authenticate', 'is required while signIn is on: an async function ({ email, password }, request) => member | null')
+  if (!passwordSignIn && authenticate !== undefined) invalidOption('authenticate', 'is not used with passwordSignIn: false (no password form): leave it out, or show the form')
+  if (signIn && passwordSignIn && authenticate === undefined) {
+    invalidOption('authenticate', 'is required while signIn is on: an async function ({ email, password }, request) => member | null (or passwordSignIn: false with oidc)')
   }
 
   const sessionKey = opts.sessionKey ?? 'member'
@@ -388,6 +419,8 @@ export function resolveOptions (raw: object): ResolvedOptions {
     catalog,
     authenticate,
     signIn,
+    passwordSignIn,
+    oidc: resolveOidc(opts.oidc, baseUrl),
     prefix,
     baseUrl,
     loginPath: path(opts, 'loginPath', '/Security/login'),
@@ -427,8 +460,13 @@ function resolveKeepSessionData (value: unknown, sessionKey: string): KeepSessio
   if (value === undefined) return true
   if (typeof value === 'boolean') return value
   if (!Array.isArray(value) || !value.every((key) => typeof key === 'string' && key !== '')) invalidOption('keepSessionData', KEEP_SESSION_DATA)
-  for (const key of [CSRF_DEFAULT_SESSION_KEY, sessionKey]) {
-    if (value.includes(key)) invalidOption('keepSessionData', `must not list ${JSON.stringify(key)}: ${key === sessionKey ? 'the member is set again at sign-in' : 'the CSRF secret is renewed with the session id'}`)
+  const own: Array<[string, string]> = [
+    [CSRF_DEFAULT_SESSION_KEY, 'the CSRF secret is renewed with the session id'],
+    [sessionKey, 'the member is set again at sign-in'],
+    [providerKey(sessionKey), 'the OpenID provider is set again at sign-in']
+  ]
+  for (const [key, why] of own) {
+    if (value.includes(key)) invalidOption('keepSessionData', `must not list ${JSON.stringify(key)}: ${why}`)
   }
   return Object.freeze([...value as string[]])
 }

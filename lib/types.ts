@@ -163,6 +163,19 @@ export interface MembersOnlyOptions {
   title?: string
 }
 
+/** What `reply.signInMember` takes beside the member (docs/oidc.md#your-own-callback). */
+export interface SignInMemberOptions {
+  /**
+   * How the member proved who they are, for the sign-in event: `'password'`, `'oidc'`, or your own word
+   * (a–z, 0–9 and `-`, 1 to 32 characters, such as `'google-oauth'`); anything else is a TypeError.
+   */
+  method: string
+  /** Where to go once signed in: a path (or URL) on this site; anything else ends on the section index. */
+  backUrl?: string
+  /** The provider's name for the event (same form as `method`). */
+  provider?: string
+}
+
 /** The sign-out route's form check and the session cookie it expires when the store cannot be reached. */
 export interface OutageSignOut {
   verifyCsrf: preHandlerHookHandler
@@ -177,6 +190,13 @@ declare module 'fastify' {
      * redirects once and returns the reply.
      */
     redirectOnce<Code extends number = 302>(url: string, code?: Code & RedirectCode<Code>): FastifyReply | undefined
+    /**
+     * Signs `member` in as the section's own sign-in does (a new session keeping the host's data, the
+     * member or its id stored, the sign-in event with `method`, a new CSRF cookie) and answers 303 to
+     * `backUrl` when it stays on this site, else to the section index. Decorated where the section keeps
+     * its members in the session (no `getMember`), `signIn` on or off: the end of a host's own callback.
+     */
+    signInMember(member: Member, options: SignInMemberOptions): Promise<FastifyReply>
   }
   interface FastifyRequest {
     /**

@@ -88,6 +88,9 @@ export const TRUST_PROXY_WARNING = 'FST_SR_TRUST_PROXY'
 /** Code of the log line, once per listener and channel: a listener subscribed with `subscribeEvent` threw, so its event was dropped. */
 export const EVENT_LISTENER_WARNING = 'FST_SR_EVENT_LISTENER'
 
+/** Code of the log line at a provider's first discovery: it has `endSession: true` but advertises no end_session_endpoint. */
+export const OIDC_END_SESSION_WARNING = 'FST_SR_OIDC_END_SESSION'
+
 /** Code of the log line at sign-in: the session cookie is Secure (or `baseUrl` https) but Fastify sees the request as plain http. */
 export const SECURE_COOKIE_OVER_HTTP_WARNING = 'FST_SR_SECURE_COOKIE_OVER_HTTP'
 

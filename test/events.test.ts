@@ -54,6 +54,8 @@ t.test('sign-in succeeded: the member id, never the password or the session id',
   t.equal(res.statusCode, 303)
   t.equal(seen.length, 1)
   t.equal(seen[0].memberId, TEACHER_MEMBER.id)
+  t.equal(seen[0].method, 'password')
+  t.equal(seen[0].provider, undefined)
   common(t, seen[0], app, SECTION, [TEACHER.password, cookieValue(sessionCookie(res)!), form.token, TEACHER.email])
 })
 

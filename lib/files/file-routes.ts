@@ -4,7 +4,7 @@ import { isAbsolute, join, relative, sep } from 'node:path'
 import type { SendOptions } from '@fastify/static'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Catalog, FileResource } from '../types.js'
-import { errorCodes } from '../errors.js'
+import { optionalPeer } from '../errors.js'
 import { grantedAccess } from '../access/access-guard.js'
 import { guardedAnswers, membersOnlyRoute, type MembersOnlyDeps } from '../access/members-only-kit.js'
 import { isSlug } from '../section/catalog.js'
@@ -14,22 +14,7 @@ import { fileName, isFileResource } from '../pages/views.js'
 import { FILE_UNAVAILABLE_WARNING, forgetHostMistake, warnHostMistakeOnce } from '../warnings.js'
 import { eventBase, fileDownloaded, type FileDownloadedEvent } from '../events.js'
 
-const { FST_SR_MISSING_PACKAGE } = errorCodes
-
-/**
- * An optional peer dependency, loaded when the files option is set: a site without files installs
- * neither @fastify/static nor content-disposition (docs/files.md). Missing, it fails `app.ready()` saying
- * what to install; a package that is there but fails to load is not hidden behind that message.
- */
-export async function optionalPeer<T> (name: string, load: () => Promise<T>): Promise<T> {
-  try {
-    return await load()
-  } catch (err) {
-    const { code, message } = err as NodeJS.ErrnoException
-    if ((code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') && message.includes(`'${name}'`)) throw new FST_SR_MISSING_PACKAGE(name)
-    throw err
-  }
-}
+export { optionalPeer }
 
 /** What every members-only route needs, the catalog, where the section is, and the files directory. */
 export interface FileRoutesDeps extends MembersOnlyDeps {

@@ -45,6 +45,10 @@ export interface LoginViewData {
   csrfToken?: string
   /** Set while the username is locked after too many failed attempts. */
   lockedUntil?: Date
+  /** The OpenID providers' buttons (`oidc`): links to their start, carrying the return address. */
+  providers?: Array<{ id: string, label: string, href: string }>
+  /** Whether the page has the password form (false with `passwordSignIn: false`); true when left out. */
+  passwordForm?: boolean
 }
 
 /** A category on the index, as the visitor may open it. */
@@ -320,7 +324,10 @@ ${alert}
   ? 'Sign in with your school email address to open the members-only resources.'
   : 'That page is for members. Sign in and you will go straight to it.'}</p>
 ${alert}
-<form method="post" action="${ctx.paths.login}"${message === undefined ? '' : html` aria-describedby="login-error"`}>
+${providerButtons(data.providers)}
+${data.passwordForm === false
+? ''
+: html`<form method="post" action="${ctx.paths.login}"${message === undefined ? '' : html` aria-describedby="login-error"`}>
 ${csrfField(data.csrfToken)}
 ${data.backUrl === undefined ? '' : returnField(ctx, data.backUrl)}
 <p><label for="email">Email</label>
@@ -328,9 +335,17 @@ ${data.backUrl === undefined ? '' : returnField(ctx, data.backUrl)}
 <p><label for="password">Password</label>
 <input id="password" name="password" type="password" autocomplete="current-password" required></p>
 <p><button type="submit">Sign in</button></p>
-</form>
+</form>`}
 </div>`
   }
+}
+
+/** One link per OpenID provider, above the password form: "Sign in with Google". */
+function providerButtons (providers: LoginViewData['providers']): SafeHtml | '' {
+  if (providers === undefined || providers.length === 0) return ''
+  return html`<ul class="providers">
+${providers.map((p) => html`<li><a class="button" href="${p.href}">Sign in with ${p.label}</a></li>`)}
+</ul>`
 }
 
 function notFound (_data: Record<string, never>, ctx: PageContext): Page {

@@ -105,15 +105,20 @@ export function notAMember (value: unknown): string {
 const MEMBER_ANSWERS = {
   authenticate: 'resolve to { id, name, email?, groups? } for good credentials',
   getMember: 'return { id, name, email?, groups? } for a signed-in user',
-  findMember: 'return { id, name, email?, groups?, sessionVersion? } for the id it is given (that same id, sessionVersion a string or a number)'
+  findMember: 'return { id, name, email?, groups?, sessionVersion? } for the id it is given (that same id, sessionVersion a string or a number)',
+  signInMember: 'receive { id, name, email?, groups? }, the member your own sign-in proved',
+  resolveMember: 'resolve to { id, name, email?, groups? } for the claims of a member'
 }
+
+/** Which of the host's functions gave a member the section checks. */
+export type MemberAnswerSource = keyof typeof MEMBER_ANSWERS
 
 /**
  * The error for an `authenticate` or `getMember` (`option`) that gave `value`, not a member, logged once
  * per kind of value with the fix. The section answers it with its 500 page: nobody is let in, and a
  * redirect to the login page would hide the mistake in a loop.
  */
-export function invalidMember (request: FastifyRequest, option: 'authenticate' | 'getMember' | 'findMember', value: unknown, kind = notAMember(value)): Error {
+export function invalidMember (request: FastifyRequest, option: MemberAnswerSource, value: unknown, kind = notAMember(value)): Error {
   const answer = MEMBER_ANSWERS[option]
   warnHostMistakeOnce(request.server.log, `${option}:${kind}`, { code: 'FST_SR_INVALID_MEMBER', option, got: kind },
     `fastify-schools-resources: ${option} gave ${kind} instead of a member, so nobody is let in: these requests get the 500 page. ` +

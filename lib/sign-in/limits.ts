@@ -185,6 +185,26 @@ export class SignInLimits {
     return [{ key: `device:${nonce}`, store, max: maxAttempts, windowMs, holdMs: undefined, reached: 'unknown-device' }]
   }
 
+  #address (ip: string | undefined): Counter | undefined {
+    const limit = this.#perAddress
+    if (limit === undefined) return undefined
+    return { key: signInLimitKeys('', ip).address, store: limit.store, max: limit.max, windowMs: limit.timeWindow, holdMs: undefined, reached: 'address' }
+  }
+
+  /** The per-address limit's refusal for `ip` when it is reached (an OpenID callback has no username to lock). */
+  async addressRefusal (ip: string | undefined): Promise<Refusal | undefined> {
+    const counter = this.#address(ip)
+    if (counter === undefined) return undefined
+    const count = await counter.store.get(counter.key)
+    return count !== undefined && count.count >= counter.max ? { reason: 'address', until: new Date(count.expiresAt) } : undefined
+  }
+
+  /** Counts a refused OpenID callback from `ip` under the per-address limit. */
+  async countAddressFailure (ip: string | undefined): Promise<void> {
+    const counter = this.#address(ip)
+    if (counter !== undefined) await countFailure(counter)
+  }
+
   /** Takes a turn for a sign-in as `username` from `ip`, with the browser's device cookie (if any). */
   async begin (username: string, ip: string | undefined, deviceCookie: unknown): Promise<Turn | { refused: Refusal }> {
     const user = normalUsername(username)

@@ -1,16 +1,19 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastify'
 import type { Credentials, Member } from '../types.js'
 import { errorCodes } from '../errors.js'
-import { SECURE_COOKIE_OVER_HTTP_WARNING, warnHostMistakeOnce } from '../warnings.js'
-import { eventBase, identifierHash, lockedOut, signedOut, signInFailed, signInSucceeded, type SignInFailureReason } from '../events.js'
+import { eventBase, identifierHash, lockedOut, signedOut, signInFailed, type SignInFailureReason } from '../events.js'
 import { kOutageSignOut } from '../symbols.js'
 import { isHttpsBase, siteOrigin } from '../redirect/site-origin.js'
 import { loginRedirectUrl } from '../redirect/login-redirect.js'
 import { CSRF_ERROR_CODES, csrfTokenFor } from '../session/csrf.js'
-import { keptAtSignIn, type KeepSessionData } from './session-data.js'
-import { invalidMember, isMember, type MemberLookup, type StoredMember } from '../session/member.js'
-import type { MemberFinder } from '../session/find-member.js'
-import type { SessionAdapter, SessionHandle } from '../session/session-adapter.js'
+import { invalidMember, isMember, type MemberLookup } from '../session/member.js'
+import type { SessionAdapter } from '../session/session-adapter.js'
+import { sessionCookieWritten, type SignInStepDeps } from '../session/sign-in-step.js'
+import { signInAndReturn } from './sign-in-member.js'
+import { providerKey } from '../session/session-data.js'
+import type { ResolvedOidc } from './oidc-options.js'
+import type { ProviderConfigs } from './oidc-client.js'
+import { oidcRoutes, providerHref, providerSignOut } from './oidc-routes.js'
 import { isJsonClient, sendJsonError, wantsJson } from '../pages/negotiation.js'
 import type { PageRenderer, SectionPaths } from '../pages/page-renderer.js'
 import { retryTime, type LoginViewData } from '../pages/views.js'
@@ -36,7 +39,10 @@ const LOGIN_JSON = {
 } as const
 
 export interface SignInDeps {
-  authenticate: (credentials: Credentials, request: FastifyRequest) => Promise<Member | null | undefined>
+  /** The host's password check; undefined with `passwordSignIn: false` (no password form, no sign-in route). */
+  authenticate: ((credentials: Credentials, request: FastifyRequest) => Promise<Member | null | undefined>) | undefined
+  /** The OpenID providers and openid-client's configurations of them, with `oidc`. */
+  oidc: { options: ResolvedOidc, configs: ProviderConfigs } | undefined
   memberOf: MemberLookup
   /** The session plugin's adapter: where the member is kept. */
   session: SessionAdapter
@@ -48,9 +54,8 @@ export interface SignInDeps {
   baseUrl: string | undefined
   /** The return address's query and form field (option returnParam, default `BackURL`). */
   returnParam: string
-  sessionKey: string
-  /** Whether sign-in keeps what the host stored in the session (default) or starts a clean one. */
-  keepSessionData: KeepSessionData
+  /** The session's side of a sign-in (session/sign-in-step.ts), shared with reply.signInMember. */
+  step: SignInStepDeps
   /** The lockout and the per-address limit (lib/sign-in/limits.ts), unless both are off. */
   limits: SignInLimits | undefined
   /** The bound on a member's new sessions per minute, with the lockout on. */
@@ -59,14 +64,10 @@ export interface SignInDeps {
   verifyCsrf: preHandlerHookHandler
   /** Hidden from a host's @fastify/swagger, or shown under a tag (pages/openapi.ts). */
   openapi: OpenApi
-  /** Drops the CSRF cookie when it is the plugin's own, so that sign-in renews it. */
-  renewCsrfCookie: ((reply: FastifyReply) => void) | undefined
   /** Bounds the `authenticate` calls at once, with a fair share per client address. */
   passwordChecks: PasswordChecks
   /** The key of the identifier hash that failed sign-in events carry (undefined: one per process). */
   auditKey: string | undefined
-  /** The host's findMember behind its cache, when given: the session then keeps only the member's id. */
-  finder?: MemberFinder
 }
 
 // Longer values cannot be real credentials; refusing them early keeps hashing cost bounded.
@@ -81,26 +82,11 @@ function fields (value: unknown): Fields {
   return value !== null && typeof value === 'object' ? value as Fields : {}
 }
 
-/**
- * What sign-in keeps under `sessionKey`: the member as authenticate gave it (its own fields only), or with
- * findMember only its id and the session version findMember gives now. A member authenticate let in but
- * findMember does not find is a host mistake (FST_SR_INVALID_MEMBER): nobody is signed in.
- */
-async function storedAtSignIn (request: FastifyRequest, member: Member, finder: MemberFinder | undefined): Promise<Member | StoredMember> {
-  if (finder !== undefined) {
-    const found = await finder.findNow(request, member.id)
-    if (found === null) throw invalidMember(request, 'findMember', found, 'nothing for the member authenticate signed in')
-    return found.sessionVersion === undefined ? { id: member.id } : { id: member.id, sessionVersion: found.sessionVersion }
-  }
-  const stored: Member = { id: member.id, name: member.name }
-  if (typeof member.email === 'string') stored.email = member.email
-  if (member.groups !== undefined) stored.groups = [...member.groups]
-  return stored
-}
-
 /** What sections sharing one sign-in must agree on. */
 export interface SignInSettings {
   authenticate: SignInDeps['authenticate']
+  /** The host's `oidc` option as given (its providers and resolveMember); `passwordSignIn` follows from `authenticate`. */
+  oidc: unknown
   sessionKey: string
   logout: string
   /** The host's own findMember (what the session keeps depends on it). */
@@ -125,39 +111,10 @@ export function servesSignIn (server: object, paths: SectionPaths, settings: Sig
     return true
   }
   if (first.authenticate !== settings.authenticate || first.sessionKey !== settings.sessionKey || first.logout !== settings.logout ||
-    first.findMember !== settings.findMember || first.returnParam !== settings.returnParam) {
+    first.findMember !== settings.findMember || first.returnParam !== settings.returnParam || first.oidc !== settings.oidc) {
     throw new FST_SR_SHARED_SIGN_IN(paths.index, paths.login)
   }
   return false
-}
-
-const PROXY_FIX = 'Behind a proxy that terminates TLS, have it send X-Forwarded-Proto: https and set Fastify\'s trustProxy to that proxy\'s address or CIDR'
-
-/**
- * Whether @fastify/session can keep a member signed in after this sign-in. It writes no cookie, and
- * saves no session, when the session cookie is Secure and Fastify sees the request as plain http (a TLS
- * proxy without X-Forwarded-Proto, or not trusted): the member would be sent on as signed in and land
- * on the login page again. That is said once in the log with the fix; so is an https `baseUrl` reached
- * over what Fastify sees as http, where a `secure: 'auto'` cookie goes out without Secure.
- */
-function sessionCookieWritten (request: FastifyRequest, session: SessionHandle | undefined, log: FastifyInstance['log'], baseUrl: string | undefined): session is SessionHandle {
-  if (session === undefined) {
-    warnHostMistakeOnce(log, `${SECURE_COOKIE_OVER_HTTP_WARNING}:no-session`, { code: SECURE_COOKIE_OVER_HTTP_WARNING, path: request.url.split('?')[0] },
-      'Sign-in refused: the login route has no session (it is outside the session cookie\'s path), so nobody could stay signed in. ' +
-      'Give the session plugin\'s cookie path: \'/\' (its default), or a path that covers the loginPath and the section.')
-    return false
-  }
-  if (request.protocol === 'https') return true
-  const secure = session.secureCookie === true
-  if (secure) {
-    warnHostMistakeOnce(log, `${SECURE_COOKIE_OVER_HTTP_WARNING}:secure`, { code: SECURE_COOKIE_OVER_HTTP_WARNING, protocol: request.protocol },
-      'Sign-in refused: the session cookie is Secure but Fastify sees the request as plain http, so @fastify/session would write ' +
-      `no cookie and the member would land on the login page again. ${PROXY_FIX}; or give @fastify/session cookie.secure: 'auto'.`)
-  } else if (isHttpsBase(baseUrl)) {
-    warnHostMistakeOnce(log, `${SECURE_COOKIE_OVER_HTTP_WARNING}:base-url`, { code: SECURE_COOKIE_OVER_HTTP_WARNING, protocol: request.protocol, baseUrl },
-      `baseUrl is ${baseUrl} but Fastify sees the sign-in as plain http, so a session cookie with secure: 'auto' goes out without Secure. ${PROXY_FIX}.`)
-  }
-  return !secure
 }
 
 /**
@@ -172,7 +129,7 @@ export function signInRoutes (section: FastifyInstance, deps: SignInDeps): void 
 }
 
 function signInForms (fastify: FastifyInstance, deps: SignInDeps): void {
-  const { authenticate, memberOf, pages, paths, baseUrl, sessionKey, limits, returnParam } = deps
+  const { authenticate, memberOf, pages, paths, baseUrl, limits, returnParam } = deps
   const csrfToken = (reply: FastifyReply) => csrfTokenFor(reply, deps.session)
 
   /** The sign-in-failed event (events.ts), with a keyed hash of the identifier tried, never the identifier. */
@@ -181,10 +138,12 @@ function signInForms (fastify: FastifyInstance, deps: SignInDeps): void {
     signInFailed.publish({ ...eventBase(request, paths.index), reason, identifierHash: identifierHash(email, deps.auditKey) })
   }
 
+  const passwordForm = authenticate !== undefined
   function loginPage (reply: FastifyReply, status: number, data: LoginViewData, member: Member | undefined) {
     const ctx = pages.context(member, reply)
     reply.code(status).header('cache-control', 'no-store')
-    return pages.sendView(reply, 'login', { ...data, csrfToken: csrfToken(reply) }, ctx)
+    const providers = deps.oidc?.options.providers.map(({ id, label }) => ({ id, label, href: providerHref(paths, id, returnParam, data.backUrl) })) ?? []
+    return pages.sendView(reply, 'login', { ...data, csrfToken: csrfToken(reply), providers, passwordForm }, ctx)
   }
 
   /** A refused sign-in: the form again with the message, or for a JSON client the error with its code. */
@@ -230,7 +189,7 @@ function signInForms (fastify: FastifyInstance, deps: SignInDeps): void {
       400: page(`Bad Request: no email or no password (FST_SR_MISSING_CREDENTIALS)${BAD_HOST === undefined ? '' : '; a Host header that cannot make the absolute address of the redirect (FST_SR_BAD_HOST), answered by the host\'s error handler'}`),
       401: page('Unauthorized: wrong email or password (FST_SR_INVALID_CREDENTIALS)'),
       403: EXPIRED,
-      429: limits === undefined ? undefined : page('Too Many Requests: the username is locked out (FST_SR_LOCKED_OUT) or the address failed too often (FST_SR_LOGIN_RATE_LIMITED), with Retry-After'),
+      429: limits === undefined ? undefined : page(`Too Many Requests: the username is locked out (FST_SR_LOCKED_OUT) or the address failed too often (FST_SR_LOGIN_RATE_LIMITED)${deps.newSessions === undefined ? '' : ', or the member signed in too often this minute (FST_SR_SESSION_RATE_LIMITED)'}, with Retry-After`),
       503: page('Service Unavailable: every password check is taken (FST_SR_SIGN_IN_BUSY), or the store is down (FST_SR_STORE_UNAVAILABLE); with Retry-After')
     }
   }
@@ -254,6 +213,49 @@ function signInForms (fastify: FastifyInstance, deps: SignInDeps): void {
     return loginPage(reply, 200, { backUrl: returnAddress(request, fields(request.query)[returnParam]) }, member)
   })
 
+  // While the store is down, @fastify/session fails before this route; the 503 path (pages/unavailable.ts)
+  // then checks the form's token with the same hook and expires the session cookie.
+  const outageSignOut = { [kOutageSignOut]: { verifyCsrf: deps.verifyCsrf, cookieName: deps.session.cookieName } }
+  fastify.post(deps.routes.logout, { schema: routeSchema(deps.openapi, signOutDoc), preHandler: deps.verifyCsrf, config: outageSignOut }, async function signOut (request, reply) {
+    // @fastify/session: the session goes from the store, so its cookie is worthless (the plugin clears it
+    // on the next request, finding no session behind it). @fastify/secure-session: its cookie is cleared.
+    const member = signedOut.hasSubscribers ? await memberOf(request) ?? undefined : undefined
+    const session = deps.session.of(request)
+    const via = deps.oidc === undefined ? undefined : session?.get(providerKey(deps.step.sessionKey))
+    await session?.end()
+    if (signedOut.hasSubscribers) signedOut.publish({ ...eventBase(request, paths.index), memberId: member?.id })
+    reply.header('cache-control', 'no-store')
+    if (via !== undefined) {
+      // Signed out here first, always; then, where the provider offers it and the host asked, there too.
+      const provider = deps.oidc!.options.providers.find((p) => p.id === via)
+      const there = await providerSignOut(deps.oidc!.configs, provider, `${siteOrigin(request, baseUrl)}${paths.index}`)
+      if (there !== undefined) return reply.redirect(there, 303)
+    }
+    // "Sign in as someone else" (the 403 page) posts the address it refused: the login page, which
+    // brings the next member back to it. Any other sign-out ends on the section index.
+    const backUrl = returnAddress(request, fields(request.body)[returnParam])
+    if (backUrl !== undefined) return reply.redirectOnce(loginRedirectUrl(siteOrigin(request, baseUrl), paths.login, backUrl, returnParam), 303)
+    return reply.redirectOnce(paths.index, 303)
+  })
+
+  if (deps.oidc !== undefined) {
+    oidcRoutes(fastify, {
+      oidc: deps.oidc.options,
+      configs: deps.oidc.configs,
+      step: deps.step,
+      paths,
+      route: deps.routes.login,
+      baseUrl: baseUrl!,
+      returnParam,
+      limits,
+      newSessions: deps.newSessions,
+      openapi: deps.openapi,
+      loginPage: (reply, status, data) => loginPage(reply, status, data, undefined)
+    })
+  }
+
+  // passwordSignIn: false: no password form, so no route takes one.
+  if (authenticate === undefined) return
   // The CSRF check comes first: a cross-site POST without the form's token spends no one's budget.
   fastify.post(deps.routes.login, { schema: routeSchema(deps.openapi, signInDoc), preHandler: deps.verifyCsrf }, async function signIn (request, reply) {
     const body = fields(request.body)
@@ -339,18 +341,9 @@ function signInForms (fastify: FastifyInstance, deps: SignInDeps): void {
       })
     }
 
-    // A new session id at sign-in, so that an id planted before it (session fixation) is worthless; what
-    // of the host's data comes along is keepSessionData's (session-data.ts), the CSRF secret never.
-    const stored = await storedAtSignIn(request, member, deps.finder)
-    await session.renew(keptAtSignIn(session, member, deps))
-    session.set(sessionKey, stored)
-    // A new CSRF secret too (the next page makes it), so that a token seen before sign-in is worthless after.
-    deps.renewCsrfCookie?.(reply)
-    if (signInSucceeded.hasSubscribers) signInSucceeded.publish({ ...eventBase(request, paths.index), memberId: stored.id })
-
-    reply.header('cache-control', 'no-store')
-    // Absolute, as documented, whether the return address was given or not.
-    return reply.redirectOnce(returnTo ?? `${siteOrigin(request, baseUrl)}${paths.index}`, 303)
+    // A new session id at sign-in (session fixation), what of the host's data comes along (keepSessionData),
+    // the member stored, the event: the step every way in shares. The bound on new sessions was counted above.
+    return signInAndReturn(reply, member, backUrl, { method: 'password' }, deps.step, 'authenticate', undefined)
   })
 
   /** A sign-in refused because every password check and place in line is taken: 503 with Retry-After. */
@@ -367,21 +360,4 @@ function signInForms (fastify: FastifyInstance, deps: SignInDeps): void {
     if (reason === 'sessions') return refuse(reply, refusalError('FST_SR_SESSION_RATE_LIMITED', retryTime(until)), { backUrl, email })
     return refuse(reply, refusalError('FST_SR_LOCKED_OUT', retryTime(until)), { backUrl, email, lockedUntil: until })
   }
-
-  // While the store is down, @fastify/session fails before this route; the 503 path (pages/unavailable.ts)
-  // then checks the form's token with the same hook and expires the session cookie.
-  const outageSignOut = { [kOutageSignOut]: { verifyCsrf: deps.verifyCsrf, cookieName: deps.session.cookieName } }
-  fastify.post(deps.routes.logout, { schema: routeSchema(deps.openapi, signOutDoc), preHandler: deps.verifyCsrf, config: outageSignOut }, async function signOut (request, reply) {
-    // @fastify/session: the session goes from the store, so its cookie is worthless (the plugin clears it
-    // on the next request, finding no session behind it). @fastify/secure-session: its cookie is cleared.
-    const member = signedOut.hasSubscribers ? await memberOf(request) ?? undefined : undefined
-    await deps.session.of(request)?.end()
-    if (signedOut.hasSubscribers) signedOut.publish({ ...eventBase(request, paths.index), memberId: member?.id })
-    reply.header('cache-control', 'no-store')
-    // "Sign in as someone else" (the 403 page) posts the address it refused: the login page, which
-    // brings the next member back to it. Any other sign-out ends on the section index.
-    const backUrl = returnAddress(request, fields(request.body)[returnParam])
-    if (backUrl !== undefined) return reply.redirectOnce(loginRedirectUrl(siteOrigin(request, baseUrl), paths.login, backUrl, returnParam), 303)
-    return reply.redirectOnce(paths.index, 303)
-  })
 }

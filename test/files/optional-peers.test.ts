@@ -25,18 +25,20 @@ for (const name of new Set([...Object.keys(pkg.dependencies), ...required, '@fas
   symlinkSync(join(root, 'node_modules', name), join(host, 'node_modules', name))
 }
 
-function runHost (files: boolean): { status: number | null, stdout: string, stderr: string } {
-  const script = join(host, `app-${files}.mjs`)
+function runHost (files: boolean, oidc = false): { status: number | null, stdout: string, stderr: string } {
+  const script = join(host, `app-${files}-${oidc}.mjs`)
   writeFileSync(script, `
 import Fastify from 'fastify'
 import cookie from '@fastify/cookie'
 import session from '@fastify/session'
 import plugin, { InMemoryCatalog } from 'fastify-schools-resources'
 const app = Fastify()
-await app.register(cookie)
+await app.register(cookie${oidc ? ", { secret: 'y'.repeat(32) }" : ''})
 await app.register(session, { secret: 'x'.repeat(32), cookie: { secure: false } })
 try {
-  await app.register(plugin, { catalog: new InMemoryCatalog({ categories: [] }), signIn: false${files ? `, files: { root: ${JSON.stringify(host)} }` : ''} })
+  await app.register(plugin, { catalog: new InMemoryCatalog({ categories: [] }), ${oidc
+    ? "baseUrl: 'https://www.example.org', passwordSignIn: false, oidc: { providers: [{ id: 'g', label: 'G', issuer: 'https://accounts.google.com', clientId: 'c' }], resolveMember: async () => null }"
+    : 'signIn: false'}${files ? `, files: { root: ${JSON.stringify(host)} }` : ''} })
   await app.ready()
 } catch (err) {
   process.stdout.write(JSON.stringify({ code: err.code, message: err.message }))
@@ -50,7 +52,7 @@ process.stdout.write(JSON.stringify({ status: res.statusCode }))
 }
 
 t.test('the host app cannot reach the two packages', async (t) => {
-  for (const name of ['@fastify/static', 'content-disposition']) {
+  for (const name of ['@fastify/static', 'content-disposition', 'openid-client']) {
     const res = spawnSync(process.execPath, ['-e', `require.resolve(${JSON.stringify(name)})`], { cwd: installed, encoding: 'utf8' })
     t.not(res.status, 0, `${name} is not installed`)
   }
@@ -68,4 +70,12 @@ t.test('a site with files fails app.ready() with FST_SR_MISSING_PACKAGE, naming 
   const error = JSON.parse(res.stdout)
   t.equal(error.code, 'FST_SR_MISSING_PACKAGE')
   t.match(error.message, /needs the package (@fastify\/static|content-disposition), which is not installed: npm i @fastify\/static content-disposition/)
+})
+
+t.test('a site with oidc fails app.ready() naming openid-client; one without runs without it (above)', async (t) => {
+  const res = runHost(false, true)
+  t.equal(res.status, 0, res.stderr)
+  const error = JSON.parse(res.stdout)
+  t.equal(error.code, 'FST_SR_MISSING_PACKAGE')
+  t.equal(error.message, 'fastify-schools-resources: the oidc option needs the package openid-client, which is not installed: npm i openid-client')
 })

@@ -9,6 +9,7 @@ import schoolsResources, {
   type FastifySchoolsResourcesOptions,
   type Member
 } from '../../lib/index.js'
+import type { SectionSignInOptions } from '../../lib/options.js'
 import { AsyncStore } from './async-store.js'
 import { demoCatalog, demoFiles } from '../../examples/demo-catalog.js'
 
@@ -46,8 +47,19 @@ export interface TestApp {
   catalog: CountingCatalog
 }
 
+/**
+ * The plugin's options as tests vary them: any mix of the union's members (the helpers cast the result,
+ * and a start-up check refuses what the types would).
+ */
+export type PluginOptions = Partial<Omit<SectionSignInOptions, 'signIn' | 'passwordSignIn' | 'authenticate' | 'logoutUrl'>> & {
+  signIn?: boolean
+  passwordSignIn?: boolean
+  authenticate?: SectionSignInOptions['authenticate']
+  logoutUrl?: string
+}
+
 export interface BuildOptions {
-  plugin?: Partial<FastifySchoolsResourcesOptions>
+  plugin?: PluginOptions
   fastify?: FastifyServerOptions
   session?: Record<string, unknown>
   /** @fastify/cookie's options (the host's secret, say). */

@@ -6,15 +6,15 @@ import fastifySession from '@fastify/session'
 import autoload from '@fastify/autoload'
 import schoolsResources, { anonymousShortCircuit, type FastifySchoolsResourcesOptions } from '../../lib/index.js'
 import { demoFiles } from '../../examples/demo-catalog.js'
-import { BASE_URL, CountingCatalog, SECRET, formToken, openLoginForm, sessionCookie, teacherOnly, TEACHER, withCookies } from '../helpers/app.js'
+import { BASE_URL, CountingCatalog, SECRET, formToken, openLoginForm, sessionCookie, teacherOnly, TEACHER, withCookies, type PluginOptions } from '../helpers/app.js'
 
 // The section under a register prefix: `register(fn, { prefix })` around it, an autoload folder, its own
 // `prefix` option, or both. Every link, the stylesheet, the login redirect and the form actions must
 // point where its routes are, and BackURL must carry the path the visitor asked for.
 
-type Wrap = (app: FastifyInstance, plugin: Partial<FastifySchoolsResourcesOptions>) => Promise<void>
+type Wrap = (app: FastifyInstance, plugin: PluginOptions) => Promise<void>
 
-async function host (wrap: Wrap, plugin: Partial<FastifySchoolsResourcesOptions> = {}, extra?: (app: FastifyInstance) => Promise<void>): Promise<FastifyInstance> {
+async function host (wrap: Wrap, plugin: PluginOptions = {}, extra?: (app: FastifyInstance) => Promise<void>): Promise<FastifyInstance> {
   const app = Fastify()
   await app.register(fastifyCookie)
   await extra?.(app)

@@ -49,6 +49,13 @@ test('the sign-in limits can count in Redis without @fastify/session', () => {
   expect(app.register).type.toBeCallableWith(schoolsResources, { catalog, signIn: false, getMember, lockout: { store: new MemoryAttemptStore() } })
 })
 
+test('the oidc option and reply.signInMember need nothing of openid-client', () => {
+  const oidc = { providers: [{ id: 'google', label: 'Google', issuer: 'https://accounts.google.com', clientId: 'c' }], resolveMember: async (claims: { email?: string }) => claims.email === undefined ? null : { id: claims.email, name: claims.email } }
+  expect(app.register).type.toBeCallableWith(schoolsResources, { catalog, passwordSignIn: false, oidc })
+  expect<FastifySchoolsResourcesOptions>().type.toBeAssignableFrom({ catalog, passwordSignIn: false as const, oidc })
+  expect(import('openid-client')).type.toRaiseError("Cannot find module 'openid-client'")
+})
+
 test('@fastify/session is not there to be found', () => {
   expect(import('@fastify/session')).type.toRaiseError("Cannot find module '@fastify/session'")
 })

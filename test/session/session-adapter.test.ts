@@ -134,5 +134,5 @@ t.test('a login route outside @fastify/session\'s cookie path refuses the sign-i
   t.equal(out.statusCode, 303, 'a sign-out there has no session to end, and ends on the index')
   const said = logs.withCode('FST_SR_SECURE_COOKIE_OVER_HTTP')
   t.equal(said.length, 1, 'said once')
-  t.match(said[0].msg, /the login route has no session \(it is outside the session cookie's path\)/)
+  t.match(said[0].msg, /the sign-in route has no session \(it is outside the session cookie's path\)/)
 })

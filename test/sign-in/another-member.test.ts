@@ -1,6 +1,5 @@
 import t, { type Test } from 'tap'
-import type { FastifySchoolsResourcesOptions } from '../../lib/index.js'
-import { buildTestApp, openLoginForm, postLogin, sessionCookie, withCookies } from '../helpers/app.js'
+import { buildTestApp, openLoginForm, postLogin, sessionCookie, withCookies, type PluginOptions } from '../helpers/app.js'
 import { authenticate, PEOPLE } from '../helpers/members.js'
 
 // Issue 18, item 8: keepSessionData (the default) kept the host's session data through a sign-in over
@@ -15,7 +14,7 @@ declare module 'fastify' {
 
 const [PARENT, TEACHER] = ['parent@example.org', 'teacher@example.org'].map((email) => ({ email, password: PEOPLE[email].password }))
 
-async function build (t: Test, plugin: Partial<FastifySchoolsResourcesOptions> = {}) {
+async function build (t: Test, plugin: PluginOptions = {}) {
   const { app, store } = await buildTestApp({
     plugin: { authenticate, ...plugin },
     extend: (app) => {

@@ -80,3 +80,34 @@ describe('the other options', () => {
     expect(app.register).type.not.toBeCallableWith(schoolsResources, { catalog: { categories: [] }, authenticate })
   })
 })
+
+describe('sign-in with OpenID Connect (oidc)', () => {
+  const oidc = {
+    providers: [{ id: 'google', label: 'Google', issuer: 'https://accounts.google.com', clientId: 'c', clientSecret: 's', allowedDomains: ['school.example'] }],
+    resolveMember: async (claims: { email?: string, hd?: string }) => claims.hd === 'school.example' ? { id: claims.email!, name: 'M' } : null
+  }
+
+  test('beside the password form, or alone with passwordSignIn: false', () => {
+    expect(app.register).type.toBeCallableWith(schoolsResources, { catalog, authenticate, oidc })
+    expect(app.register).type.toBeCallableWith(schoolsResources, { catalog, passwordSignIn: false, oidc })
+  })
+
+  test('passwordSignIn: false takes no authenticate and needs oidc; signIn: false takes neither', () => {
+    expect(app.register).type.not.toBeCallableWith(schoolsResources, { catalog, passwordSignIn: false, oidc, authenticate })
+    expect(app.register).type.not.toBeCallableWith(schoolsResources, { catalog, passwordSignIn: false })
+    expect(app.register).type.not.toBeCallableWith(schoolsResources, { catalog, signIn: false, getMember, oidc })
+  })
+
+  test('resolveMember gives a member or nothing', () => {
+    expect(app.register).type.not.toBeCallableWith(schoolsResources, { catalog, passwordSignIn: false, oidc: { providers: oidc.providers, resolveMember: async () => 'yes' } })
+  })
+
+  test('reply.signInMember takes a member and how', () => {
+    app.get('/cb', async (_request, reply) => {
+      expect(reply.signInMember).type.toBeCallableWith({ id: 1, name: 'A' }, { method: 'google-oauth', backUrl: '/x' })
+      expect(reply.signInMember).type.not.toBeCallableWith({ id: 1, name: 'A' })
+      expect(reply.signInMember).type.not.toBeCallableWith({ id: 1 }, { method: 'x' })
+      return reply.signInMember({ id: 1, name: 'A' }, { method: 'x' })
+    })
+  })
+})
