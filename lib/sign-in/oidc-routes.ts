@@ -20,7 +20,9 @@ import type { NewSessions } from './new-sessions.js'
 import { refusalError } from './refusals.js'
 import { signInAndReturn } from './sign-in-member.js'
 
-const { FST_SR_OIDC_REFUSED, FST_SR_OIDC_UNAVAILABLE, FST_SR_SESSION_RATE_LIMITED } = errorCodes
+const { FST_SR_OIDC_REFUSED, FST_SR_OIDC_UNAVAILABLE } = errorCodes
+// A member past lockout.maxNewSessionsPerMinute (sign-in-member.ts): the login page, as the password form shows it.
+const SESSION_RATE_LIMITED: keyof typeof errorCodes = 'FST_SR_SESSION_RATE_LIMITED'
 
 /** How long a started sign-in may take at the provider: the state cookie's life. */
 export const STATE_MAX_AGE_SECONDS = 10 * 60
@@ -249,7 +251,7 @@ export function oidcRoutes (fastify: FastifyInstance, deps: OidcRouteDeps): void
       return await signInAndReturn(reply, member, backUrl, { method: 'oidc', provider: provider.id }, deps.step, 'resolveMember', deps.newSessions)
     } catch (err) {
       // Past the member's bound on new sessions: the login page saying until when (Retry-After is set).
-      if ((err as FastifyError).code === FST_SR_SESSION_RATE_LIMITED.name) return refuse(reply, err as FastifyError, backUrl)
+      if ((err as FastifyError).code === SESSION_RATE_LIMITED) return refuse(reply, err as FastifyError, backUrl)
       throw err
     }
   })

@@ -4,8 +4,16 @@ import { subscribe, unsubscribe } from 'node:diagnostics_channel'
 import t, { type Test } from 'tap'
 import { eventChannels, type Member, type SignInFailedEvent, type SignInSucceededEvent } from '../../lib/index.js'
 import type { OidcClaims } from '../../lib/sign-in/oidc-options.js'
-import { buildTestApp, BASE_URL, SECRET, signIn, type PluginOptions, type TestApp } from '../helpers/app.js'
+import { buildTestApp, BASE_URL, openLoginForm, postLogin, SECRET, signIn, TEACHER, TEACHER_MEMBER, type PluginOptions, type TestApp } from '../helpers/app.js'
 import { atProvider, CLIENT_ID, CLIENT_SECRET, cookiesOf, oidcJourney, startIdp, type Accounts, type Idp } from '../helpers/oidc.js'
+
+declare module 'fastify' {
+  interface Session {
+    /** A host's own data, for what sign-in keeps. */
+    language?: string
+    basket?: string[]
+  }
+}
 
 const MATHS = '/schools/resources/resources/maths/'
 const INDEX = '/schools/resources/'
@@ -223,6 +231,59 @@ t.test('a replayed state, a code used twice, a state that does not match: refuse
   t.equal(limited.callback.statusCode, 429)
   t.ok(Number(limited.callback.headers['retry-after']) > 0)
   t.equal(store.sessions.size, 0)
+})
+
+t.test('one bound on a member\'s new sessions, whichever way: the callback past it shows the login page, 429', async (t) => {
+  const failed = listen<SignInFailedEvent>(t, eventChannels.signInFailed)
+  // The provider's account is the password form's teacher: one member, two ways in.
+  const { app, store } = await build(t, { lockout: { maxNewSessionsPerMinute: 2 }, oidc: { providers: [provider()], resolveMember: async () => TEACHER_MEMBER } })
+  t.ok(await signIn(app), 'the password form: the first session')
+  t.equal((await oidcJourney(app, { login: 'ada' })).callback.statusCode, 303, 'the provider: the second')
+  const { callback } = await oidcJourney(app, { login: 'ada', back: MATHS })
+  t.equal(callback.statusCode, 429, 'a third in the minute')
+  const retryAfter = Number(callback.headers['retry-after'])
+  t.ok(retryAfter >= 1 && retryAfter <= 60, `Retry-After: ${retryAfter}`)
+  t.equal(callback.headers['cache-control'], 'no-store')
+  t.match(callback.body, /Too many sign-ins to this account in the last minute\. Try again after \d\d:\d\d UTC\./)
+  t.match(callback.body, `name="BackURL" value="${MATHS}"`, 'the return address stays on the form')
+  t.equal(callback.cookies.find((c) => c.name === 'sessionId'), undefined, 'no session cookie')
+  t.equal(store.sessions.size, 2, 'no third session')
+  t.match(failed.at(-1), { reason: 'too-many-sessions', provider: 'school', identifierHash: undefined })
+
+  const start = await app.inject('/Security/login/oidc/school')
+  const back = await atProvider(start.headers.location as string, 'ada')
+  const json = await app.inject({ url: `${back.pathname}${back.search}`, headers: { cookie: cookiesOf(start), accept: 'application/json' } })
+  t.equal(json.statusCode, 429)
+  t.equal(json.json().code, 'FST_SR_SESSION_RATE_LIMITED')
+  const password = await postLogin(app, TEACHER, { form: await openLoginForm(app) })
+  t.equal(password.statusCode, 429, 'the password form is held by the same count')
+  t.match(password.body, 'Too many sign-ins to this account in the last minute.')
+  t.equal(store.sessions.size, 2)
+})
+
+t.test('what the session keeps through an OpenID sign-in is keepSessionData\'s, the list form too', async (t) => {
+  const { app, store } = await buildTestApp({
+    cookie: { secret: SECRET },
+    plugin: { keepSessionData: ['language'], oidc: { providers: [provider()], resolveMember } } as PluginOptions,
+    extend: (app) => {
+      app.get('/my/choices', async (request) => {
+        request.session.set('language', 'cy')
+        request.session.set('basket', ['fraction-wall'])
+        return 'kept'
+      })
+    }
+  })
+  t.teardown(() => app.close())
+  const visit = await app.inject('/my/choices')
+  t.equal(visit.statusCode, 200)
+  const { callback } = await oidcJourney(app, { login: 'ada', cookie: cookiesOf(visit) })
+  t.equal(callback.statusCode, 303)
+  t.equal(store.sessions.size, 1, 'the visitor\'s session left the store')
+  const [session] = [...store.sessions.values()].map((json) => JSON.parse(json) as Record<string, unknown>)
+  t.same(Object.keys(session).filter((k) => k !== 'cookie').sort(), ['language', 'member', 'member.provider'], 'the basket is left behind')
+  t.equal(session.language, 'cy')
+  t.same(session.member, MEMBERS['ada@school.example'])
+  t.equal(session['member.provider'], 'school', 'set again at this sign-in')
 })
 
 t.test('JSON clients get the refusal\'s code', async (t) => {

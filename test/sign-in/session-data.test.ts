@@ -1,6 +1,8 @@
 import t, { type Test } from 'tap'
 import csrfProtection from '@fastify/csrf-protection'
-import { buildTestApp, CSRF_COOKIE, formToken, sessionCookie, TEACHER, withCookies } from '../helpers/app.js'
+import { buildTestApp, CSRF_COOKIE, formToken, sessionCookie, TEACHER, TEACHER_MEMBER, withCookies } from '../helpers/app.js'
+import { keptAtSignIn, type KeepSessionData } from '../../lib/session/session-data.js'
+import type { SessionHandle } from '../../lib/session/session-adapter.js'
 
 // Sign-in keeps what the host stored in the session (a language choice), under a new session id and
 // with a new CSRF secret, as Django's login() does; keepSessionData: false starts a clean session.
@@ -91,10 +93,35 @@ t.test('keepSessionData: anything but true, false or a list of keys fails start-
     [['cart', 3], /or a list of session keys/],
     [['cart', ''], /or a list of session keys/],
     [['cart', '_csrf'], /must not list "_csrf": the CSRF secret is renewed with the session id/],
-    [['member'], /must not list "member": the member is set again at sign-in/]
+    [['member'], /must not list "member": the member is set again at sign-in/],
+    [['cart', 'member.provider'], /must not list "member.provider": the OpenID provider is set again at sign-in/]
   ] as const) {
     await t.rejects(buildTestApp({ plugin: { keepSessionData: value as never } }), { code: 'FST_SR_INVALID_OPTION', message }, JSON.stringify(value))
   }
+  await t.rejects(buildTestApp({ plugin: { sessionKey: 'who', keepSessionData: ['who.provider'] } }), { code: 'FST_SR_INVALID_OPTION', message: /must not list "who\.provider"/ }, 'beside its own sessionKey')
+  const { app } = await buildTestApp({ plugin: { sessionKey: 'who', keepSessionData: ['member', 'member.provider'] } })
+  t.teardown(() => app.close())
+  t.pass('another sessionKey\'s names are the host\'s own keys')
+})
+
+t.test('keptAtSignIn: the section\'s own keys never cross sign-in, whichever form; another member\'s session keeps nothing', async (t) => {
+  const held: Record<string, unknown> = { member: TEACHER_MEMBER, 'member.provider': 'school', _csrf: 'secret', language: 'cy', basket: ['x'] }
+  // keptAtSignIn only reads: keys() and get().
+  const session: SessionHandle = {
+    keys: () => Object.keys(held),
+    get: (key) => held[key],
+    set: () => { throw new Error('not written') },
+    renew: async () => { throw new Error('not renewed') },
+    end: async () => { throw new Error('not ended') },
+    secureCookie: undefined
+  }
+  const settings = (keepSessionData: KeepSessionData) => ({ sessionKey: 'member', keepSessionData })
+  t.same(keptAtSignIn(session, TEACHER_MEMBER, settings(true)), ['language', 'basket'])
+  // A list made without options.ts's check (the type allows it) is held to the same.
+  t.same(keptAtSignIn(session, TEACHER_MEMBER, settings(['_csrf', 'member', 'member.provider', 'basket', 'absent'])), ['basket'])
+  t.same(keptAtSignIn(session, TEACHER_MEMBER, settings(false)), [])
+  t.same(keptAtSignIn(session, { id: 'someone-else', name: 'Bob' }, settings(true)), [], 'their data is theirs')
+  t.same(keptAtSignIn(session, TEACHER_MEMBER, { sessionKey: 'who', keepSessionData: true }), ['member', 'member.provider', 'language', 'basket'], 'under another sessionKey, `member` is the host\'s own data')
 })
 
 /**

@@ -15,6 +15,8 @@ declare module 'fastify' {
   interface Session {
     /** A host's own data, which sign-in keeps. */
     basket?: string[]
+    /** Another of the host's, for keepSessionData as a list. */
+    language?: string
   }
 }
 
@@ -35,6 +37,10 @@ async function host (t: Test, plugin: Partial<FastifySchoolsResourcesOptions> = 
   await app.register(fastifySession, { secret: SECRET, store, saveUninitialized: false, cookie: { secure: false } })
   app.get('/my/basket', async (request) => {
     request.session.set('basket', ['fraction-wall'])
+    return 'kept'
+  })
+  app.get('/my/language', async (request) => {
+    request.session.set('language', 'cy')
     return 'kept'
   })
   await app.register(schoolsResources, { catalog: new InMemoryCatalog(demoCatalog), files: demoFiles, signIn: false, baseUrl: BASE_URL, ...plugin } as FastifySchoolsResourcesOptions)
@@ -110,6 +116,62 @@ t.test('keepSessionData: false starts a clean session', async (t) => {
   const basket = await app.inject('/my/basket')
   await app.inject({ url: '/my/callback?who=ada', headers: { cookie: sessionCookie(basket)! } })
   t.same(Object.keys(storedSessions(store)[0]).filter((k) => k !== 'cookie'), ['member'])
+})
+
+t.test('keepSessionData as a list keeps only the keys named, as the password form does', async (t) => {
+  const { app, store } = await host(t, { keepSessionData: ['language'] })
+  const basket = await app.inject('/my/basket')
+  const language = await app.inject({ url: '/my/language', headers: { cookie: sessionCookie(basket)! } })
+  t.same(Object.keys(storedSessions(store)[0]).filter((k) => k !== 'cookie').sort(), ['basket', 'language'], 'both in the session before')
+  const res = await app.inject({ url: '/my/callback?who=ada', headers: { cookie: sessionCookie(language) ?? sessionCookie(basket)! } })
+  t.equal(res.statusCode, 303)
+  const [session] = storedSessions(store)
+  t.equal(store.sessions.size, 1)
+  t.same(Object.keys(session).filter((k) => k !== 'cookie').sort(), ['language', 'member'], 'the basket is left behind')
+  t.equal(session.language, 'cy')
+})
+
+t.test('the provider a member signed in through is the section\'s own key: never kept, set again', async (t) => {
+  const { app, store } = await host(t)
+  const first = await app.inject('/my/callback?who=ada&provider=google')
+  t.equal(storedSessions(store)[0]['member.provider'], 'google')
+  // The same member again, through a way that names no provider: the old one must not linger (sign-out reads it).
+  const again = await app.inject({ url: '/my/callback?who=ada&method=magic-link', headers: { cookie: sessionCookie(first)! } })
+  t.equal(again.statusCode, 303)
+  t.equal(store.sessions.size, 1)
+  t.same(storedSessions(store)[0].member, TEACHER_MEMBER)
+  t.equal(storedSessions(store)[0]['member.provider'], undefined)
+})
+
+t.test('past lockout.maxNewSessionsPerMinute: 429 FST_SR_SESSION_RATE_LIMITED with Retry-After, the event, no session', async (t) => {
+  const failed: Array<Record<string, unknown>> = []
+  const listener = (message: unknown) => { failed.push(message as Record<string, unknown>) }
+  subscribe(eventChannels.signInFailed, listener)
+  t.teardown(() => unsubscribe(eventChannels.signInFailed, listener))
+  const { app, store } = await host(t, { lockout: { maxNewSessionsPerMinute: 2 } })
+  const answers = []
+  for (let i = 0; i < 3; i++) answers.push(await app.inject('/my/callback?who=ada&provider=google'))
+  t.same(answers.map((res) => res.statusCode), [303, 303, 429])
+  const refused = answers[2]
+  t.equal(refused.json().code, 'FST_SR_SESSION_RATE_LIMITED', 'the host\'s error handler (Fastify\'s here) gets the error')
+  t.match(refused.json().message, /Too many sign-ins to this account in the last minute\. Try again after \d\d:\d\d UTC\./)
+  const retryAfter = Number(refused.headers['retry-after'])
+  t.ok(retryAfter >= 1 && retryAfter <= 60, `Retry-After: ${retryAfter}`)
+  t.equal(refused.headers['set-cookie'], undefined, 'no session cookie')
+  t.equal(store.sessions.size, 2, 'no third session')
+  t.match(failed, [{ reason: 'too-many-sessions', provider: 'google', identifierHash: undefined, section: INDEX }])
+  t.equal(failed.length, 1)
+  // Another member is not held by this one's bound.
+  const { app: other } = await host(t, { lockout: { maxNewSessionsPerMinute: 1 } }, { ada: TEACHER_MEMBER, bob: { id: 'b-2', name: 'Bob' } })
+  t.same([await other.inject('/my/callback?who=ada'), await other.inject('/my/callback?who=bob'), await other.inject('/my/callback?who=ada')].map((res) => res.statusCode), [303, 303, 429])
+})
+
+t.test('lockout: false leaves new sessions unbounded', async (t) => {
+  const { app, store } = await host(t, { lockout: false })
+  const codes = []
+  for (let i = 0; i < 130; i++) codes.push((await app.inject('/my/callback?who=ada')).statusCode)
+  t.same(codes, Array(130).fill(303), 'more than the default 120 a minute')
+  t.equal(store.sessions.size, 130)
 })
 
 t.test('not a member: FST_SR_INVALID_MEMBER, nobody signed in, the fix in the log once', async (t) => {
