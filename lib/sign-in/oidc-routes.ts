@@ -23,6 +23,9 @@ import { signInAndReturn } from './sign-in-member.js'
 const { FST_SR_OIDC_REFUSED, FST_SR_OIDC_UNAVAILABLE } = errorCodes
 // A member past lockout.maxNewSessionsPerMinute (sign-in-member.ts): the login page, as the password form shows it.
 const SESSION_RATE_LIMITED: keyof typeof errorCodes = 'FST_SR_SESSION_RATE_LIMITED'
+// Codes compared as strings: @fastify/error names every error class 'FastifyError', so `.name` is no code.
+const UNAVAILABLE: keyof typeof errorCodes = 'FST_SR_OIDC_UNAVAILABLE'
+const REFUSED: keyof typeof errorCodes = 'FST_SR_OIDC_REFUSED'
 
 /** How long a started sign-in may take at the provider: the state cookie's life. */
 export const STATE_MAX_AGE_SECONDS = 10 * 60
@@ -127,7 +130,7 @@ export function oidcRoutes (fastify: FastifyInstance, deps: OidcRouteDeps): void
   function refuse (reply: FastifyReply, error: FastifyError, backUrl: string | undefined) {
     const status = Number(error.statusCode)
     reply.header('cache-control', 'no-store')
-    if (error.code === FST_SR_OIDC_UNAVAILABLE.name || status === 503) reply.header('retry-after', String(PROVIDER_TIMEOUT_SECONDS))
+    if (error.code === UNAVAILABLE) reply.header('retry-after', String(PROVIDER_TIMEOUT_SECONDS))
     if (isJsonClient(reply.request)) return sendJsonError(reply, status, error.code, error.message)
     return deps.loginPage(reply, status, { backUrl, error: error.message })
   }
@@ -238,8 +241,8 @@ export function oidcRoutes (fastify: FastifyInstance, deps: OidcRouteDeps): void
       })
       claims = tokens.claims() as OidcClaims
     } catch (err) {
-      if ((err as FastifyError).code === FST_SR_OIDC_UNAVAILABLE.name || providerUnavailable(err)) return unavailable(provider, backUrl)(reply)
-      request.log.info({ code: FST_SR_OIDC_REFUSED.name, provider: provider.id, reason: (err as Error).message }, 'fastify-schools-resources: OpenID sign-in refused: the provider\'s answer did not pass the checks')
+      if ((err as FastifyError).code === UNAVAILABLE || providerUnavailable(err)) return unavailable(provider, backUrl)(reply)
+      request.log.info({ code: REFUSED, provider: provider.id, reason: (err as Error).message }, 'fastify-schools-resources: OpenID sign-in refused: the provider\'s answer did not pass the checks')
       return refuseCounted(request, reply, 'oidc-token', provider, MESSAGES.failed(provider.label), backUrl)
     }
     const refused = claimRefusal(provider, claims)

@@ -2,7 +2,7 @@
 // is refused by openid-client's checks (never by hand), answered with the login page, and stores nothing.
 import t, { type Test } from 'tap'
 import type { Member } from '../../lib/index.js'
-import { buildTestApp, BASE_URL, SECRET, type PluginOptions, type TestApp } from '../helpers/app.js'
+import { buildTestApp, BASE_URL, capturedLogs, SECRET, type PluginOptions, type TestApp } from '../helpers/app.js'
 import { providerUnavailable } from '../../lib/sign-in/oidc-client.js'
 import { CLIENT_ID, cookiesOf, startTestProvider, type TestProvider, type TokenPlan } from '../helpers/oidc.js'
 
@@ -87,6 +87,52 @@ t.test('discovery fails: 503, and it is not asked again for 30 s', async (t) => 
   Date.now = realNow
   t.equal(later.statusCode, 302, 'asked again after 30 s')
   t.equal(tp.discoveries, before + 2)
+})
+
+t.test('a callback while discovery waits out its 30 s: 503 (the provider is down), not a refused token', async (t) => {
+  // Two instances with one cookie secret: the sign-in starts on one, comes back to the other, whose
+  // discovery has just failed (so it is not asked again for 30 s).
+  const one = await build(t)
+  const other = await build(t, { loginRateLimit: { max: 1 } })
+  const back = async () => {
+    const start = await one.app.inject('/Security/login/oidc/own')
+    const { code, state } = tp.codeFor(start.headers.location as string)
+    return other.app.inject({ url: `/Security/login/oidc/own/callback?code=${code}&state=${encodeURIComponent(state)}`, headers: { cookie: cookiesOf(start) } })
+  }
+  t.equal((await one.app.inject('/Security/login/oidc/own')).statusCode, 302, 'the first instance has discovered the provider')
+  tp.discoveryFails = true
+  t.teardown(() => { tp.discoveryFails = false })
+  const failing = await back()
+  t.equal(failing.statusCode, 503, 'discovery fails now')
+  tp.discoveryFails = false
+  for (let i = 0; i < 2; i++) {
+    const waiting = await back()
+    t.equal(waiting.statusCode, 503, 'within the 30 s: FST_SR_OIDC_UNAVAILABLE')
+    t.equal(waiting.headers['retry-after'], '5')
+    t.match(waiting.body, 'Sign-in with Own is briefly unavailable')
+  }
+  // Not counted as failures of this address (max 1): once discovery is asked again, the sign-in goes through.
+  const realNow = Date.now
+  Date.now = () => realNow() + 31_000
+  t.teardown(() => { Date.now = realNow })
+  const later = await back()
+  Date.now = realNow
+  t.equal(later.statusCode, 303)
+  t.equal(other.store.sessions.size, 1)
+})
+
+t.test('a token that fails the checks says so in the log, with the refusal\'s code', async (t) => {
+  const logs = capturedLogs()
+  const { app } = await buildTestApp({
+    fastify: { logger: { ...logs.logger as object, level: 'info' } },
+    cookie: { secret: SECRET },
+    plugin: { oidc: { providers: [{ id: 'own', label: 'Own', issuer: tp.issuer, clientId: CLIENT_ID, clientSecret: 'x-secret' }], resolveMember: async () => ADA } } as PluginOptions
+  })
+  t.teardown(() => app.close())
+  t.equal((await callback(app, { wrongKey: true })).statusCode, 403)
+  const [line] = logs.withCode('FST_SR_OIDC_REFUSED')
+  t.match(line, { provider: 'own', msg: /OpenID sign-in refused/ })
+  t.type(line.reason, 'string')
 })
 
 t.test('endSession on a provider without end_session_endpoint: local sign-out, said once in the log', async (t) => {
