@@ -115,4 +115,22 @@ t.test('the two routes in a host\'s OpenAPI document, described like the others'
   t.same(Object.keys(start.responses).sort(), ['302', '404', '503'])
   t.same(Object.keys(callback.responses).sort(), ['302', '303', '403', '404', '429', '503'])
   await SwaggerParser.validate(structuredClone(doc) as never)
+  const signIn = doc.paths['/Security/login'].post
+  for (const [route, responses] of [['callback', callback.responses], ['password sign-in', signIn.responses]] as const) {
+    t.match(responses['429'], { description: /FST_SR_LOGIN_RATE_LIMITED.*FST_SR_SESSION_RATE_LIMITED/ }, `${route}: the bound on new sessions is one of its 429s`)
+  }
+})
+
+t.test('with the lockout off, no 429 for new sessions is documented (there is no bound)', async (t) => {
+  const { app } = await buildTestApp({
+    cookie: { secret: SECRET },
+    plugin: { openapi: true, lockout: false, oidc: { providers: [GOOGLE], resolveMember } },
+    before: async (host) => { await host.register(fastifySwagger, { openapi: { info: { title: 'School site', version: '1.0.0' } } }) }
+  })
+  t.teardown(() => app.close())
+  const doc = app.swagger() as unknown as { paths: Record<string, Record<string, { responses: Record<string, { description: string }> }>> }
+  for (const responses of [doc.paths['/Security/login/oidc/{id}/callback'].get.responses, doc.paths['/Security/login'].post.responses]) {
+    t.match(responses['429'].description, 'FST_SR_LOGIN_RATE_LIMITED', 'the address limit is still on')
+    t.notMatch(responses['429'].description, 'FST_SR_SESSION_RATE_LIMITED')
+  }
 })
