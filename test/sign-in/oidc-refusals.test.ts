@@ -1,7 +1,7 @@
 // Issue 36: the answers a conforming provider never gives, from a small provider of our own (jose): each
 // is refused by openid-client's checks (never by hand), answered with the login page, and stores nothing.
 import t, { type Test } from 'tap'
-import type { Member } from '../../lib/index.js'
+import { MemoryAttemptStore, signInLimitKeys, type Member } from '../../lib/index.js'
 import { buildTestApp, BASE_URL, capturedLogs, SECRET, type PluginOptions, type TestApp } from '../helpers/app.js'
 import { providerUnavailable } from '../../lib/sign-in/oidc-client.js'
 import { CLIENT_ID, cookiesOf, startTestProvider, type TestProvider, type TokenPlan } from '../helpers/oidc.js'
@@ -133,6 +133,24 @@ t.test('a token that fails the checks says so in the log, with the refusal\'s co
   const [line] = logs.withCode('FST_SR_OIDC_REFUSED')
   t.match(line, { provider: 'own', msg: /OpenID sign-in refused/ })
   t.type(line.reason, 'string')
+})
+
+t.test('loginRateLimit: false: refused callbacks count nowhere, and none is refused for its address', async (t) => {
+  const wrongNonce = { claims: { nonce: 'not-the-nonce' } }
+  const address = signInLimitKeys('', '127.0.0.1').address
+  // The control: with the limit on (max 2), two refusals and the address is refused.
+  const limitedStore = new MemoryAttemptStore()
+  const limited = await build(t, { lockout: { store: limitedStore }, loginRateLimit: { max: 2 } })
+  for (let i = 0; i < 2; i++) t.equal((await callback(limited.app, wrongNonce)).statusCode, 403)
+  t.equal((await limitedStore.get(address))?.count, 2, 'counted under the address')
+  t.equal((await callback(limited.app, {})).statusCode, 429)
+
+  const store = new MemoryAttemptStore()
+  const { app, store: sessions } = await build(t, { lockout: { store }, loginRateLimit: false })
+  for (let i = 0; i < 3; i++) t.equal((await callback(app, wrongNonce)).statusCode, 403)
+  t.equal(await store.get(address), undefined, 'nothing counted under the address')
+  t.equal((await callback(app, {})).statusCode, 303, 'the good sign-in goes through')
+  t.equal(sessions.sessions.size, 1)
 })
 
 t.test('endSession on a provider without end_session_endpoint: local sign-out, said once in the log', async (t) => {
