@@ -10,6 +10,7 @@ import { memberLookup } from './session/member.js'
 import { chooseSessionAdapter } from './session/session-adapter.js'
 import { registerCsrf } from './session/csrf.js'
 import { memberById, MemberFinder } from './session/find-member.js'
+import { withTimeouts } from './session/timeouts.js'
 import { mountPoint, PageRenderer, resolveViews, sectionPaths } from './pages/page-renderer.js'
 import { stylesheetPolicy, stylesheetRoute } from './pages/stylesheet.js'
 import { registerSecurityHeaders, securityHeaders } from './pages/security-headers.js'
@@ -45,7 +46,10 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
   // With findMember, the session keeps the member's id and each request loads the member (session/find-member.ts).
   // findMember comes without getMember (options.ts), so there is a session.
   const finder = opts.findMember === undefined ? undefined : new MemberFinder(opts.findMember.find, opts.findMember.cache)
-  const memberOf = finder === undefined ? memberLookup(opts.getMember, session, opts.sessionKey) : memberById(session!, opts.sessionKey, finder)
+  const lookup = finder === undefined ? memberLookup(opts.getMember, session, opts.sessionKey) : memberById(session!, opts.sessionKey, finder)
+  // The timeouts wrap every read of the member, so every guard (the host's routes too) enforces them.
+  // Off with getMember (options.ts), so there is a session.
+  const memberOf = opts.timeouts === false ? lookup : withTimeouts(lookup, session!, opts.sessionKey, opts.timeouts)
   const stylesheet = opts.stylesheet.servePath === undefined ? opts.stylesheet : { ...opts.stylesheet, href: `${mount}${opts.stylesheet.href}` }
   const pages = new PageRenderer(resolveViews(opts.views), { ...opts, stylesheet, session }, paths)
   // What a visitor of any members-only route gets: this section's login redirect, then its refused index redirect.
@@ -55,7 +59,7 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
   // section keeps a session; reply.signInMember only where it also reads its members from there.
   const step: SignInStepDeps | undefined = session === undefined
     ? undefined
-    : { session, sessionKey: opts.sessionKey, keepSessionData: opts.keepSessionData, finder, section: paths.index, baseUrl: opts.baseUrl }
+    : { session, sessionKey: opts.sessionKey, keepSessionData: opts.keepSessionData, finder, section: paths.index, baseUrl: opts.baseUrl, timeouts: opts.timeouts }
   // Every way in (the password form, OpenID, reply.signInMember) counts a member's new sessions in the
   // lockout's store, and refuses past lockout.maxNewSessionsPerMinute (sign-in/new-sessions.ts).
   const newSessions = opts.lockout === false ? undefined : new NewSessions(opts.lockout.store, opts.lockout.maxNewSessionsPerMinute)
@@ -100,7 +104,7 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
     // The logout forms' tokens, in every section; the routes in the first section with this login path.
     const csrf = await registerCsrf(section, opts.baseUrl)
     step!.renewCsrfCookie = csrf.dropCookie
-    const settings = { authenticate: opts.authenticate, oidc: options.oidc, sessionKey: opts.sessionKey, logout: paths.logout, findMember: opts.findMember?.find, returnParam: opts.returnParam }
+    const settings = { authenticate: opts.authenticate, oidc: options.oidc, sessionKey: opts.sessionKey, logout: paths.logout, findMember: opts.findMember?.find, returnParam: opts.returnParam, timeouts: opts.timeouts }
     if (!servesSignIn(section.server, paths, settings)) return
     const oidc = opts.oidc === undefined ? undefined : { options: opts.oidc, configs: await oidcConfigs(section) }
     if (opts.lockout !== false) warnWithoutDeviceSecret(section.log, opts.lockout)
@@ -129,7 +133,8 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
       verifyCsrf: csrf.verify,
       passwordChecks,
       openapi: opts.openapi,
-      auditKey: opts.auditKey
+      auditKey: opts.auditKey,
+      timeouts: opts.timeouts
     })
   }
 }

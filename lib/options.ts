@@ -18,6 +18,7 @@ import { namedFile } from './section/catalog.js'
 import { resolveOidc, type OidcOptions, type ResolvedOidc } from './sign-in/oidc-options.js'
 import type { LockoutOptions, LockoutSettings, LoginRateLimitOptions, LoginRateLimitSettings } from './sign-in/limits.js'
 import { CSRF_DEFAULT_SESSION_KEY, providerKey, type KeepSessionData } from './session/session-data.js'
+import { timesKey, type TimeoutSettings, type TimeoutsOptions } from './session/timeouts.js'
 import { passwordCheckDefaults, perAddressDefault, type PasswordCheckSettings, type PasswordChecksOptions } from './sign-in/password-checks.js'
 
 /**
@@ -165,6 +166,12 @@ export interface SectionOptions {
    * FST_SR_SECTION_ENCAPSULATED; `'warn'` starts it with a warning instead (docs/host-routes.md).
    */
   membersOnlyOutsideSection?: 'warn'
+  /**
+   * Sign a member out after `idleMs` without a request (default 60 minutes) and `absoluteMs` after
+   * signing in (default 12 hours), from times the section keeps in the session; `false` turns one or
+   * both off. Not with `getMember`: the host keeps that session (docs/session-lifecycle.md).
+   */
+  timeouts?: TimeoutsOptions | false
 }
 
 export interface ResolvedOptions {
@@ -205,6 +212,7 @@ export interface ResolvedOptions {
   openapi: OpenApi
   auditKey: string | undefined
   membersOnlyOutsideSection: MembersOnlyOutsideSection
+  timeouts: TimeoutSettings | false
 }
 
 // Fastify passes these through to every plugin; they are not ours to judge.
@@ -217,7 +225,8 @@ const KNOWN_KEYS = new Set<string>([
   'auditKey',
   'findMember', 'findMemberCache',
   'logoutUrl', 'returnParam', 'membersOnlyOutsideSection',
-  'oidc', 'passwordSignIn'
+  'oidc', 'passwordSignIn',
+  'timeouts'
 ])
 const VIEW_KEYS = new Set(['layout', 'index', 'category', 'login', 'notFound', 'forbidden'])
 
@@ -448,10 +457,37 @@ export function resolveOptions (raw: object): ResolvedOptions {
     filesRoot: resolveFilesRoot(opts, catalog),
     openapi: resolveOpenApi(opts.openapi),
     auditKey: resolveAuditKey(opts.auditKey),
-    membersOnlyOutsideSection: parseMembersOnlyOutsideSection(opts.membersOnlyOutsideSection)
+    membersOnlyOutsideSection: parseMembersOnlyOutsideSection(opts.membersOnlyOutsideSection),
+    timeouts: resolveTimeouts(opts)
   }
   if (resolved.prefix === '/') invalidOption('prefix', 'must not be the site root')
   return resolved
+}
+
+const MINUTES_60 = 60 * 60 * 1000
+const HOURS_12 = 12 * MINUTES_60
+
+/**
+ * `timeouts`: both limits on by default. With `getMember` the host keeps the session and the section
+ * never reads it, so timeouts it asked for could not be kept: refused, and left out means off.
+ */
+function resolveTimeouts (opts: Record<string, unknown>): TimeoutSettings | false {
+  if (opts.getMember !== undefined) {
+    if (opts.timeouts !== undefined && opts.timeouts !== false) invalidOption('timeouts', 'is for the section\'s own session; with getMember your sign-in keeps the session and its timeouts: leave it out, or false')
+    return false
+  }
+  const timeouts = optionalObject(opts, 'timeouts')
+  if (timeouts === false) return false
+  for (const key of Object.keys(timeouts)) if (key !== 'idleMs' && key !== 'absoluteMs') invalidOption(`timeouts.${key}`, 'is not a setting of timeouts (idleMs, absoluteMs)')
+  const limit = (name: 'idleMs' | 'absoluteMs', fallback: number): number | false => {
+    const value = timeouts[name]
+    if (value === false) return false
+    if (value !== undefined && (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1000)) {
+      invalidOption(`timeouts.${name}`, 'must be a whole number of milliseconds, 1000 or more (e.g. 60 * 60 * 1000), or false to turn it off')
+    }
+    return (value as number | undefined) ?? fallback
+  }
+  return { idleMs: limit('idleMs', MINUTES_60), absoluteMs: limit('absoluteMs', HOURS_12) }
 }
 
 const KEEP_SESSION_DATA = 'must be true (all the host stored but the CSRF secret), false (nothing), or a list of session keys such as [\'cart\', \'lang\']'
@@ -463,7 +499,8 @@ function resolveKeepSessionData (value: unknown, sessionKey: string): KeepSessio
   const own: Array<[string, string]> = [
     [CSRF_DEFAULT_SESSION_KEY, 'the CSRF secret is renewed with the session id'],
     [sessionKey, 'the member is set again at sign-in'],
-    [providerKey(sessionKey), 'the OpenID provider is set again at sign-in']
+    [providerKey(sessionKey), 'the OpenID provider is set again at sign-in'],
+    [timesKey(sessionKey), 'the session\'s times start again at sign-in']
   ]
   for (const [key, why] of own) {
     if (value.includes(key)) invalidOption('keepSessionData', `must not list ${JSON.stringify(key)}: ${why}`)

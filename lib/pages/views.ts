@@ -41,6 +41,8 @@ export interface LoginViewData {
   email?: string
   /** A message for the visitor, e.g. after wrong credentials. */
   error?: string
+  /** Not an error: why the visitor was signed out (a timeout), shown once. */
+  notice?: string
   /** CSRF token for the form. */
   csrfToken?: string
   /** Set while the username is locked after too many failed attempts. */
@@ -305,6 +307,7 @@ function login (data: LoginViewData, ctx: PageContext): Page {
     ? `Too many failed sign-in attempts. Try again after ${retryTime(data.lockedUntil)}.`
     : data.error
   const alert = message === undefined ? '' : html`<p class="error" role="alert" id="login-error">${message}</p>`
+  const notice = data.notice === undefined ? '' : html`<p class="notice" role="status">${data.notice}</p>`
   if (ctx.member !== undefined) {
     return {
       title: 'Sign in',
@@ -323,6 +326,7 @@ ${alert}
 <p>${data.backUrl === undefined
   ? 'Sign in with your school email address to open the members-only resources.'
   : 'That page is for members. Sign in and you will go straight to it.'}</p>
+${notice}
 ${alert}
 ${providerButtons(data.providers)}
 ${data.passwordForm === false

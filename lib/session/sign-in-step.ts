@@ -11,6 +11,7 @@ import { invalidMember, isMember, type MemberAnswerSource, type StoredMember } f
 import type { MemberFinder } from './find-member.js'
 import type { SessionAdapter, SessionHandle } from './session-adapter.js'
 import { keptAtSignIn, providerKey, type KeepSessionData } from './session-data.js'
+import { timesAtSignIn, timesKey, type TimeoutSettings } from './timeouts.js'
 
 const { FST_SR_INSECURE_SIGN_IN, FST_SR_INVALID_SIGN_IN_OPTIONS } = errorCodes
 
@@ -47,6 +48,8 @@ export interface SignInStepDeps {
   /** The section's index path, for the event. */
   section: string
   baseUrl: string | undefined
+  /** The idle and absolute timeouts, whose times every sign-in starts; false: none kept. */
+  timeouts: TimeoutSettings | false
   /** Drops the CSRF cookie when it is the section's own, so that sign-in renews it (set once the section registers it). */
   renewCsrfCookie?: ((reply: FastifyReply) => void) | undefined
 }
@@ -118,6 +121,7 @@ export async function signInSession (request: FastifyRequest, reply: FastifyRepl
   await session.renew(keptAtSignIn(session, member, deps))
   session.set(deps.sessionKey, stored)
   if (how.provider !== undefined) session.set(providerKey(deps.sessionKey), how.provider)
+  if (deps.timeouts !== false) session.set(timesKey(deps.sessionKey), timesAtSignIn(Date.now()))
   // A new CSRF secret too (the next page makes it), so that a token seen before sign-in is worthless after.
   deps.renewCsrfCookie?.(reply)
   if (signInSucceeded.hasSubscribers) {
