@@ -261,6 +261,14 @@ const FST_SR_INVALID_TOKEN = createError<[string, string]>(
   TypeError
 )
 
+/** `signOutEverywhere(memberId)` was given something that is no member id (its kind is the argument). */
+const FST_SR_INVALID_MEMBER_ID = createError<[string]>(
+  'FST_SR_INVALID_MEMBER_ID',
+  'fastify-schools-resources: signOutEverywhere(memberId) needs a member id (a non-empty string or a finite number); got %s',
+  500,
+  TypeError
+)
+
 export const errorCodes = {
   FST_SR_INVALID_OPTION,
   FST_SR_INVALID_CATALOG,
@@ -295,7 +303,8 @@ export const errorCodes = {
   FST_SR_INVALID_SIGN_IN_OPTIONS,
   FST_SR_OIDC_UNAVAILABLE,
   FST_SR_OIDC_REFUSED,
-  FST_SR_INVALID_TOKEN
+  FST_SR_INVALID_TOKEN,
+  FST_SR_INVALID_MEMBER_ID
 } as const
 
 /**

@@ -19,6 +19,7 @@ import { resolveOidc, type OidcOptions, type ResolvedOidc } from './sign-in/oidc
 import type { LockoutOptions, LockoutSettings, LoginRateLimitOptions, LoginRateLimitSettings } from './sign-in/limits.js'
 import { CSRF_DEFAULT_SESSION_KEY, providerKey, type KeepSessionData } from './session/session-data.js'
 import { timesKey, type TimeoutSettings, type TimeoutsOptions } from './session/timeouts.js'
+import { generationKey, type SignOutEverywhereOptions } from './session/sign-out-everywhere.js'
 import { passwordCheckDefaults, perAddressDefault, type PasswordCheckSettings, type PasswordChecksOptions } from './sign-in/password-checks.js'
 
 /**
@@ -172,6 +173,12 @@ export interface SectionOptions {
    * both off. Not with `getMember`: the host keeps that session (docs/session-lifecycle.md).
    */
   timeouts?: TimeoutsOptions | false
+  /**
+   * "Sign out on all devices": a per-member generation count in `store` (default `lockout.store`) that
+   * every session is compared with, `app.schoolsResources.signOutEverywhere(memberId)` and the button
+   * on member pages; `false` turns it off. Not with `getMember` (docs/session-lifecycle.md).
+   */
+  signOutEverywhere?: SignOutEverywhereOptions | false
 }
 
 export interface ResolvedOptions {
@@ -213,6 +220,7 @@ export interface ResolvedOptions {
   auditKey: string | undefined
   membersOnlyOutsideSection: MembersOnlyOutsideSection
   timeouts: TimeoutSettings | false
+  signOutEverywhere: { store: AttemptStore } | false
 }
 
 // Fastify passes these through to every plugin; they are not ours to judge.
@@ -226,7 +234,7 @@ const KNOWN_KEYS = new Set<string>([
   'findMember', 'findMemberCache',
   'logoutUrl', 'returnParam', 'membersOnlyOutsideSection',
   'oidc', 'passwordSignIn',
-  'timeouts'
+  'timeouts', 'signOutEverywhere'
 ])
 const VIEW_KEYS = new Set(['layout', 'index', 'category', 'login', 'notFound', 'forbidden'])
 
@@ -250,13 +258,14 @@ function hostPage (value: unknown, name: string, baseUrl: string | undefined): s
 }
 
 // The login form's own fields: a return parameter of the same name would be read as one of them.
-const FORM_FIELDS = new Set(['_csrf', 'email', 'password'])
+// The login form's fields and the logout form's (`everywhere`, its "Sign out on all devices" button).
+const FORM_FIELDS = new Set(['_csrf', 'email', 'password', 'everywhere'])
 
 /** The return parameter's name: a query name that needs no encoding (RFC 3986 unreserved characters). */
 function returnParam (value: unknown): string {
   if (value === undefined) return 'BackURL'
   if (typeof value !== 'string' || !/^[A-Za-z0-9\-._~]{1,64}$/.test(value) || FORM_FIELDS.has(value)) {
-    invalidOption('returnParam', `must be a query name of letters, digits and - . _ ~ (such as "returnTo" or "next"), not one of the login form's fields (${[...FORM_FIELDS].join(', ')})`)
+    invalidOption('returnParam', `must be a query name of letters, digits and - . _ ~ (such as "returnTo" or "next"), not one of the sign-in forms' fields (${[...FORM_FIELDS].join(', ')})`)
   }
   return value
 }
@@ -458,7 +467,8 @@ export function resolveOptions (raw: object): ResolvedOptions {
     openapi: resolveOpenApi(opts.openapi),
     auditKey: resolveAuditKey(opts.auditKey),
     membersOnlyOutsideSection: parseMembersOnlyOutsideSection(opts.membersOnlyOutsideSection),
-    timeouts: resolveTimeouts(opts)
+    timeouts: resolveTimeouts(opts),
+    signOutEverywhere: resolveSignOutEverywhere(opts, lockout)
   }
   if (resolved.prefix === '/') invalidOption('prefix', 'must not be the site root')
   return resolved
@@ -490,6 +500,19 @@ function resolveTimeouts (opts: Record<string, unknown>): TimeoutSettings | fals
   return { idleMs: limit('idleMs', MINUTES_60), absoluteMs: limit('absoluteMs', HOURS_12) }
 }
 
+/** `signOutEverywhere`: on by default, counting in `lockout.store`; like the timeouts, refused with getMember. */
+function resolveSignOutEverywhere (opts: Record<string, unknown>, lockout: LockoutSettings | false): { store: AttemptStore } | false {
+  if (opts.getMember !== undefined) {
+    if (opts.signOutEverywhere !== undefined && opts.signOutEverywhere !== false) invalidOption('signOutEverywhere', 'is for the section\'s own session; with getMember your sign-in keeps the session: leave it out, or false')
+    return false
+  }
+  const settings = optionalObject(opts, 'signOutEverywhere')
+  if (settings === false) return false
+  for (const key of Object.keys(settings)) if (key !== 'store') invalidOption(`signOutEverywhere.${key}`, 'is not a setting of signOutEverywhere (store)')
+  const store = settings.store ?? (lockout === false ? new MemoryAttemptStore() : lockout.store)
+  return { store: attemptStore(store, 'signOutEverywhere.store') }
+}
+
 const KEEP_SESSION_DATA = 'must be true (all the host stored but the CSRF secret), false (nothing), or a list of session keys such as [\'cart\', \'lang\']'
 
 function resolveKeepSessionData (value: unknown, sessionKey: string): KeepSessionData {
@@ -500,7 +523,8 @@ function resolveKeepSessionData (value: unknown, sessionKey: string): KeepSessio
     [CSRF_DEFAULT_SESSION_KEY, 'the CSRF secret is renewed with the session id'],
     [sessionKey, 'the member is set again at sign-in'],
     [providerKey(sessionKey), 'the OpenID provider is set again at sign-in'],
-    [timesKey(sessionKey), 'the session\'s times start again at sign-in']
+    [timesKey(sessionKey), 'the session\'s times start again at sign-in'],
+    [generationKey(sessionKey), 'the generation is set again at sign-in']
   ]
   for (const [key, why] of own) {
     if (value.includes(key)) invalidOption('keepSessionData', `must not list ${JSON.stringify(key)}: ${why}`)

@@ -26,6 +26,8 @@ export interface PageContext {
   logoutUrl?: string
   /** The name of the return address's field (option `returnParam`; `BackURL` when absent). */
   returnParam?: string
+  /** Whether the logout form offers "Sign out on all devices" (option `signOutEverywhere`). */
+  signOutEverywhere?: boolean
 }
 
 /** A rendered page body and its title; the layout wraps it in the document. */
@@ -137,7 +139,10 @@ function returnField (ctx: PageContext, backUrl: string): SafeHtml {
  * host's page (`logoutUrl`), whose own form signs out there with the host's token (docs/sign-in.md).
  */
 function signOut (ctx: PageContext): SafeHtml | '' {
-  if (ctx.signIn) return html`<form method="post" action="${ctx.paths.logout}">${csrfField(ctx.csrfToken)}<button type="submit">Sign out</button></form>`
+  if (ctx.signIn) {
+    const everywhere = ctx.signOutEverywhere === true ? html` <button type="submit" name="everywhere" value="1">Sign out on all devices</button>` : ''
+    return html`<form method="post" action="${ctx.paths.logout}">${csrfField(ctx.csrfToken)}<button type="submit">Sign out</button>${everywhere}</form>`
+  }
   return ctx.logoutUrl === undefined ? '' : html`<a href="${ctx.logoutUrl}">Sign out</a>`
 }
 

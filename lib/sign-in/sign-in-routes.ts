@@ -71,6 +71,8 @@ export interface SignInDeps {
   auditKey: string | undefined
   /** The timeouts, for the login page's notice of a session they ended. */
   timeouts: TimeoutSettings | false
+  /** The logout form's "Sign out on all devices" (`everywhere=1`); undefined: off. */
+  signOutEverywhere?: ((memberId: Member['id'], request: FastifyRequest) => Promise<void>) | undefined
 }
 
 // Longer values cannot be real credentials; refusing them early keeps hashing cost bounded.
@@ -231,7 +233,10 @@ function signInForms (fastify: FastifyInstance, deps: SignInDeps): void {
   fastify.post(deps.routes.logout, { schema: routeSchema(deps.openapi, signOutDoc), preHandler: deps.verifyCsrf, config: outageSignOut }, async function signOut (request, reply) {
     // @fastify/session: the session goes from the store, so its cookie is worthless (the plugin clears it
     // on the next request, finding no session behind it). @fastify/secure-session: its cookie is cleared.
-    const member = signedOut.hasSubscribers ? await memberOf(request) ?? undefined : undefined
+    const everywhere = deps.signOutEverywhere !== undefined && fields(request.body).everywhere === '1'
+    const member = signedOut.hasSubscribers || everywhere ? await memberOf(request) ?? undefined : undefined
+    // Every session of the member first: in an outage this one stays signed in and the 503 says so.
+    if (everywhere && member !== undefined) await deps.signOutEverywhere!(member.id, request)
     const session = deps.session.of(request)
     const via = deps.oidc === undefined ? undefined : session?.get(providerKey(deps.step.sessionKey))
     await session?.end()
