@@ -51,6 +51,8 @@ export interface ExampleConfig {
   draining?: () => boolean
   /** The directory of the demo's files (default examples/files). */
   filesDir?: string
+  /** The section's idle and absolute timeouts (default its own: 60 minutes, 12 hours). */
+  timeouts?: { idleMs: number | false, absoluteMs: number | false }
   /**
    * Sign in with the school's account too (docs/oidc.md): an OpenID provider's issuer and the client it
    * registered for this site, and the Google Workspace domains allowed (hd). Needs baseUrl.
@@ -124,6 +126,9 @@ export async function buildApp (config: ExampleConfig): Promise<FastifyInstance>
           }
         }),
     siteName: 'Riverside School',
+    // IDLE_TIMEOUT_MS and ABSOLUTE_TIMEOUT_MS; "Sign out on all devices" counts in the lockout's store
+    // (Redis when there is one), so a leaver is signed out on every instance (docs/session-lifecycle.md).
+    ...(config.timeouts === undefined ? {} : { timeouts: config.timeouts }),
     // Every anonymous visitor to a category raises the redirect-conflict warning (the legacy behaviour);
     // the log gets the first in full and then a count a minute, not a line per visitor. `npm start` runs
     // Node with --disable-warning=FST_SR_REDIRECT_CONFLICT so that stderr does not get one either.

@@ -29,7 +29,7 @@ export function registerMetrics (app: FastifyInstance): Registry {
       counter('schools_resources_redirects_refused_total', 'Redirects refused by redirectOnce, beyond the access guard\'s own'))
   }
   const stops = Object.entries(counts).map(([name, count]) =>
-    subscribeEvent(name as SectionEventName, (event) => { if (event.app.server === app.server) count(event) }))
+    subscribeEvent(name as SectionEventName, (event) => { if (event.app.server === app.server) count(event as SectionEvent) }))
 
   const duration = new Histogram({
     name: 'http_request_duration_seconds',

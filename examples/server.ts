@@ -57,6 +57,7 @@ async function main (): Promise<void> {
     metrics: process.env.METRICS === '1',
     draining: () => closing,
     filesDir: settings.filesDir,
+    timeouts: settings.timeouts,
     oidc: settings.oidc,
     ...(redis === undefined
       ? {}

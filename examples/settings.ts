@@ -42,6 +42,8 @@ export interface ExampleSettings {
   shutdownDeadlineMs: number
   /** The directory of the demo's files; undefined: examples/files. */
   filesDir: string | undefined
+  /** IDLE_TIMEOUT_MS and ABSOLUTE_TIMEOUT_MS: the section's `timeouts`, each `false` when `off`. */
+  timeouts: { idleMs: number | false, absoluteMs: number | false }
 }
 
 /** Thrown for a bad setting; its message is meant to be printed as it is. */
@@ -66,6 +68,12 @@ function wholeNumber (env: Env, name: string, fallback: number, min: number, max
   const value = Number(raw)
   if (!/^\d+$/.test(raw.trim()) || !Number.isSafeInteger(value) || value < min || value > max) throw new SettingError(name, must, raw)
   return value
+}
+
+/** A timeout in milliseconds (the section's minimum, 1000), or `off`. */
+function timeout (env: Env, name: string, fallback: number): number | false {
+  if (read(env, name)?.trim().toLowerCase() === 'off') return false
+  return wholeNumber(env, name, fallback, 1000, 2 ** 31 - 1, 'must be a whole number of milliseconds, 1000 or more, such as 3600000, or off')
 }
 
 /** A URL for the error message without its password. */
@@ -213,6 +221,8 @@ export function readSettings (env: Env): ExampleSettings {
     connectionTimeoutMs: wholeNumber(env, 'CONNECTION_TIMEOUT_MS', 60_000, 1, 2 ** 31 - 1, 'must be a positive whole number of milliseconds, such as 60000'),
     shutdownReadyPauseMs,
     shutdownDeadlineMs,
-    filesDir: read(env, 'FILES_DIR')
+    filesDir: read(env, 'FILES_DIR'),
+    // The section's defaults: 60 minutes without a request, 12 hours after signing in.
+    timeouts: { idleMs: timeout(env, 'IDLE_TIMEOUT_MS', 60 * 60 * 1000), absoluteMs: timeout(env, 'ABSOLUTE_TIMEOUT_MS', 12 * 60 * 60 * 1000) }
   }
 }

@@ -253,6 +253,22 @@ const FST_SR_OIDC_REFUSED = createError<[string]>(
   403
 )
 
+/** A TokenStore's method (the first argument) was called with a key, record or ttlMs it cannot keep (the second says which). */
+const FST_SR_INVALID_TOKEN = createError<[string, string]>(
+  'FST_SR_INVALID_TOKEN',
+  'fastify-schools-resources: TokenStore.%s: %s',
+  500,
+  TypeError
+)
+
+/** `signOutEverywhere(memberId)` was given something that is no member id (its kind is the argument). */
+const FST_SR_INVALID_MEMBER_ID = createError<[string]>(
+  'FST_SR_INVALID_MEMBER_ID',
+  'fastify-schools-resources: signOutEverywhere(memberId) needs a member id (a non-empty string or a finite number); got %s',
+  500,
+  TypeError
+)
+
 export const errorCodes = {
   FST_SR_INVALID_OPTION,
   FST_SR_INVALID_CATALOG,
@@ -286,7 +302,9 @@ export const errorCodes = {
   FST_SR_MISSING_PACKAGE,
   FST_SR_INVALID_SIGN_IN_OPTIONS,
   FST_SR_OIDC_UNAVAILABLE,
-  FST_SR_OIDC_REFUSED
+  FST_SR_OIDC_REFUSED,
+  FST_SR_INVALID_TOKEN,
+  FST_SR_INVALID_MEMBER_ID
 } as const
 
 /**

@@ -4,6 +4,7 @@ import cjs from './index.js'
 import type {
   InMemoryCatalog as InMemoryCatalogInstance,
   MemoryAttemptStore as MemoryAttemptStoreInstance,
+  MemoryTokenStore as MemoryTokenStoreInstance,
   SafeHtml as SafeHtmlInstance
 } from './index.js'
 
@@ -12,6 +13,7 @@ export type * from './index.js'
 export type InMemoryCatalog = InMemoryCatalogInstance
 export type SafeHtml = SafeHtmlInstance
 export type MemoryAttemptStore = MemoryAttemptStoreInstance
+export type MemoryTokenStore = MemoryTokenStoreInstance
 export const {
   fastifySchoolsResources,
   redirectOnce,
@@ -25,6 +27,7 @@ export const {
   safeBackUrl,
   signInLimitKeys,
   MemoryAttemptStore,
+  MemoryTokenStore,
   storeErrorHandler,
   errorCodes,
   REDIRECT_CONFLICT_WARNING,

@@ -13,6 +13,7 @@ export const eventChannels = Object.freeze({
   signInFailed: 'fastify-schools-resources:sign-in:failed',
   lockedOut: 'fastify-schools-resources:sign-in:locked-out',
   signedOut: 'fastify-schools-resources:sign-out',
+  signedOutEverywhere: 'fastify-schools-resources:sign-out:everywhere',
   accessRefused: 'fastify-schools-resources:access:refused',
   fileDownloaded: 'fastify-schools-resources:file:downloaded',
   storeUnavailable: 'fastify-schools-resources:store:unavailable',
@@ -60,6 +61,17 @@ export interface LockedOutEvent extends SectionEvent {
   until: Date
 }
 export interface SignedOutEvent extends SectionEvent { memberId: string | number | undefined }
+/**
+ * A member was signed out of every session (`app.schoolsResources.signOutEverywhere`, or the button). From
+ * the host API there is no request: `requestId`, `clientAddress` and `section` are then undefined.
+ */
+export interface SignedOutEverywhereEvent extends Omit<SectionEvent, 'requestId' | 'clientAddress'> {
+  requestId: string | undefined
+  clientAddress: string | undefined
+  memberId: string | number
+  /** Who asked: the `by` given to signOutEverywhere, or the member themself for the button. */
+  requestedBy: string | number | undefined
+}
 export interface AccessRefusedEvent extends SectionEvent {
   memberId: string | number
   /** The title of what was refused (a category, a host page). */
@@ -95,6 +107,7 @@ export interface SectionEvents {
   signInFailed: SignInFailedEvent
   lockedOut: LockedOutEvent
   signedOut: SignedOutEvent
+  signedOutEverywhere: SignedOutEverywhereEvent
   accessRefused: AccessRefusedEvent
   fileDownloaded: FileDownloadedEvent
   storeUnavailable: StoreUnavailableEvent
@@ -163,6 +176,7 @@ export const signInSucceeded = made<SignInSucceededEvent>(eventChannels.signInSu
 export const signInFailed = made<SignInFailedEvent>(eventChannels.signInFailed)
 export const lockedOut = made<LockedOutEvent>(eventChannels.lockedOut)
 export const signedOut = made<SignedOutEvent>(eventChannels.signedOut)
+export const signedOutEverywhere = made<SignedOutEverywhereEvent>(eventChannels.signedOutEverywhere)
 export const accessRefused = made<AccessRefusedEvent>(eventChannels.accessRefused)
 export const fileDownloaded = made<FileDownloadedEvent>(eventChannels.fileDownloaded)
 export const storeUnavailable = made<StoreUnavailableEvent>(eventChannels.storeUnavailable)

@@ -10,6 +10,8 @@ import { memberLookup } from './session/member.js'
 import { chooseSessionAdapter } from './session/session-adapter.js'
 import { registerCsrf } from './session/csrf.js'
 import { memberById, MemberFinder } from './session/find-member.js'
+import { withTimeouts } from './session/timeouts.js'
+import { decorateSignOutEverywhere, Generations, withGenerations } from './session/sign-out-everywhere.js'
 import { mountPoint, PageRenderer, resolveViews, sectionPaths } from './pages/page-renderer.js'
 import { stylesheetPolicy, stylesheetRoute } from './pages/stylesheet.js'
 import { registerSecurityHeaders, securityHeaders } from './pages/security-headers.js'
@@ -29,6 +31,7 @@ import type { SignInStepDeps } from './session/sign-in-step.js'
 import { oidcConfigs } from './sign-in/oidc-client.js'
 
 const FORM = 'application/x-www-form-urlencoded'
+const DAYS_400 = 400 * 24 * 60 * 60 * 1000
 
 const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = async function (fastify, options) {
   const opts = resolveOptions(options)
@@ -45,9 +48,19 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
   // With findMember, the session keeps the member's id and each request loads the member (session/find-member.ts).
   // findMember comes without getMember (options.ts), so there is a session.
   const finder = opts.findMember === undefined ? undefined : new MemberFinder(opts.findMember.find, opts.findMember.cache)
-  const memberOf = finder === undefined ? memberLookup(opts.getMember, session, opts.sessionKey) : memberById(session!, opts.sessionKey, finder)
+  const found = finder === undefined ? memberLookup(opts.getMember, session, opts.sessionKey) : memberById(session!, opts.sessionKey, finder)
+  // Sign out everywhere: each member's generation count, held longer than any session it could end may
+  // live (the absolute timeout, else 400 days, the longest a browser keeps a cookie). Off with getMember.
+  const generations = opts.signOutEverywhere === false
+    ? undefined
+    : new Generations(opts.signOutEverywhere.store, opts.timeouts === false || opts.timeouts.absoluteMs === false ? DAYS_400 : opts.timeouts.absoluteMs)
+  const lookup = generations === undefined ? found : withGenerations(found, session!, opts.sessionKey, generations)
+  // The timeouts wrap every read of the member, so every guard (the host's routes too) enforces them.
+  // Off with getMember (options.ts), so there is a session.
+  const memberOf = opts.timeouts === false ? lookup : withTimeouts(lookup, session!, opts.sessionKey, opts.timeouts)
   const stylesheet = opts.stylesheet.servePath === undefined ? opts.stylesheet : { ...opts.stylesheet, href: `${mount}${opts.stylesheet.href}` }
-  const pages = new PageRenderer(resolveViews(opts.views), { ...opts, stylesheet, session }, paths)
+  const pages = new PageRenderer(resolveViews(opts.views), { ...opts, stylesheet, session, signOutEverywhere: generations !== undefined }, paths)
+  const everywhere = generations === undefined ? undefined : decorateSignOutEverywhere(fastify, generations, paths.index)
   // What a visitor of any members-only route gets: this section's login redirect, then its refused index redirect.
   const anonymous: AnonymousRedirect = { baseUrl: opts.baseUrl, loginPath: paths.login, indexPath: paths.index, returnParam: opts.returnParam }
   const sessionDecides = opts.getMember === undefined
@@ -55,7 +68,7 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
   // section keeps a session; reply.signInMember only where it also reads its members from there.
   const step: SignInStepDeps | undefined = session === undefined
     ? undefined
-    : { session, sessionKey: opts.sessionKey, keepSessionData: opts.keepSessionData, finder, section: paths.index, baseUrl: opts.baseUrl }
+    : { session, sessionKey: opts.sessionKey, keepSessionData: opts.keepSessionData, finder, section: paths.index, baseUrl: opts.baseUrl, timeouts: opts.timeouts, generations }
   // Every way in (the password form, OpenID, reply.signInMember) counts a member's new sessions in the
   // lockout's store, and refuses past lockout.maxNewSessionsPerMinute (sign-in/new-sessions.ts).
   const newSessions = opts.lockout === false ? undefined : new NewSessions(opts.lockout.store, opts.lockout.maxNewSessionsPerMinute)
@@ -100,7 +113,7 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
     // The logout forms' tokens, in every section; the routes in the first section with this login path.
     const csrf = await registerCsrf(section, opts.baseUrl)
     step!.renewCsrfCookie = csrf.dropCookie
-    const settings = { authenticate: opts.authenticate, oidc: options.oidc, sessionKey: opts.sessionKey, logout: paths.logout, findMember: opts.findMember?.find, returnParam: opts.returnParam }
+    const settings = { authenticate: opts.authenticate, oidc: options.oidc, sessionKey: opts.sessionKey, logout: paths.logout, findMember: opts.findMember?.find, returnParam: opts.returnParam, timeouts: opts.timeouts }
     if (!servesSignIn(section.server, paths, settings)) return
     const oidc = opts.oidc === undefined ? undefined : { options: opts.oidc, configs: await oidcConfigs(section) }
     if (opts.lockout !== false) warnWithoutDeviceSecret(section.log, opts.lockout)
@@ -129,7 +142,9 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
       verifyCsrf: csrf.verify,
       passwordChecks,
       openapi: opts.openapi,
-      auditKey: opts.auditKey
+      auditKey: opts.auditKey,
+      timeouts: opts.timeouts,
+      signOutEverywhere: everywhere
     })
   }
 }
@@ -152,17 +167,21 @@ export { CONTENT_SECURITY_POLICY } from './pages/security-headers.js'
 export { safeBackUrl } from './sign-in/back-url.js'
 export { signInLimitKeys } from './sign-in/limits.js'
 export { MemoryAttemptStore } from './stores/attempt-store.js'
+export { MemoryTokenStore } from './stores/token-store.js'
 export { storeErrorHandler }
 export { errorCodes } from './errors.js'
 export { REDIRECT_CONFLICT_WARNING } from './warnings.js'
 export { eventChannels, subscribeEvent } from './events.js'
 
 export type { FastifySchoolsResourcesOptions } from './options.js'
+export type { SchoolsResourcesApi, SignOutEverywhereCall } from './types.js'
+export type { SignOutEverywhereOptions } from './session/sign-out-everywhere.js'
 export type { Member, MembersOnlyOptions, SignInMemberOptions, Credentials, Catalog, CatalogData, Category, CategoryWithResources, Resource, ResourceFormat, CategoriesPage, CategoriesPageQuery, ResourcesPage, ResourcesPageQuery } from './types.js'
 export type { Views, DefaultViews, Page, PageContext, LoginViewData, CategoryViewData, IndexViewData, IndexCategory, ForbiddenViewData } from './pages/views.js'
 export type { ResourceFilter } from './pages/filters.js'
 export type { UrlResource, FileResource } from './types.js'
 export type { AttemptStore, AttemptCount } from './stores/attempt-store.js'
+export type { TokenStore, TokenRecord } from './stores/token-store.js'
 export type { LockoutOptions, LoginRateLimitOptions } from './sign-in/limits.js'
 export type { PasswordChecksOptions } from './sign-in/password-checks.js'
 export type { RedirectOnceOptions } from './redirect/redirect-once.js'
@@ -170,7 +189,7 @@ export type { RedirectStatusCode } from './types.js'
 export type { ConflictLogOption } from './redirect/conflict-log.js'
 export type { AnonymousShortCircuitOptions } from './access/anonymous-short-circuit.js'
 export type {
-  SectionEvent, SignInFailureReason, SignInSucceededEvent, SignInFailedEvent, LockedOutEvent, SignedOutEvent, AccessRefusedEvent,
+  SectionEvent, SignInFailureReason, SignInSucceededEvent, SignInFailedEvent, LockedOutEvent, SignedOutEvent, SignedOutEverywhereEvent, AccessRefusedEvent,
   FileDownloadedEvent, StoreUnavailableEvent, RedirectRefusedEvent, SectionEvents, SectionEventName, SectionEventListener
 } from './events.js'
 export type { FindMember, FoundMember } from './session/find-member.js'

@@ -18,6 +18,8 @@ import { namedFile } from './section/catalog.js'
 import { resolveOidc, type OidcOptions, type ResolvedOidc } from './sign-in/oidc-options.js'
 import type { LockoutOptions, LockoutSettings, LoginRateLimitOptions, LoginRateLimitSettings } from './sign-in/limits.js'
 import { CSRF_DEFAULT_SESSION_KEY, providerKey, type KeepSessionData } from './session/session-data.js'
+import { timesKey, type TimeoutSettings, type TimeoutsOptions } from './session/timeouts.js'
+import { generationKey, type SignOutEverywhereOptions } from './session/sign-out-everywhere.js'
 import { passwordCheckDefaults, perAddressDefault, type PasswordCheckSettings, type PasswordChecksOptions } from './sign-in/password-checks.js'
 
 /**
@@ -165,6 +167,18 @@ export interface SectionOptions {
    * FST_SR_SECTION_ENCAPSULATED; `'warn'` starts it with a warning instead (docs/host-routes.md).
    */
   membersOnlyOutsideSection?: 'warn'
+  /**
+   * Sign a member out after `idleMs` without a request (default 60 minutes) and `absoluteMs` after
+   * signing in (default 12 hours), from times the section keeps in the session; `false` turns one or
+   * both off. Not with `getMember`: the host keeps that session (docs/session-lifecycle.md).
+   */
+  timeouts?: TimeoutsOptions | false
+  /**
+   * "Sign out on all devices": a per-member generation count in `store` (default `lockout.store`) that
+   * every session is compared with, `app.schoolsResources.signOutEverywhere(memberId)` and the button
+   * on member pages; `false` turns it off. Not with `getMember` (docs/session-lifecycle.md).
+   */
+  signOutEverywhere?: SignOutEverywhereOptions | false
 }
 
 export interface ResolvedOptions {
@@ -205,6 +219,8 @@ export interface ResolvedOptions {
   openapi: OpenApi
   auditKey: string | undefined
   membersOnlyOutsideSection: MembersOnlyOutsideSection
+  timeouts: TimeoutSettings | false
+  signOutEverywhere: { store: AttemptStore } | false
 }
 
 // Fastify passes these through to every plugin; they are not ours to judge.
@@ -217,7 +233,8 @@ const KNOWN_KEYS = new Set<string>([
   'auditKey',
   'findMember', 'findMemberCache',
   'logoutUrl', 'returnParam', 'membersOnlyOutsideSection',
-  'oidc', 'passwordSignIn'
+  'oidc', 'passwordSignIn',
+  'timeouts', 'signOutEverywhere'
 ])
 const VIEW_KEYS = new Set(['layout', 'index', 'category', 'login', 'notFound', 'forbidden'])
 
@@ -241,13 +258,14 @@ function hostPage (value: unknown, name: string, baseUrl: string | undefined): s
 }
 
 // The login form's own fields: a return parameter of the same name would be read as one of them.
-const FORM_FIELDS = new Set(['_csrf', 'email', 'password'])
+// The login form's fields and the logout form's (`everywhere`, its "Sign out on all devices" button).
+const FORM_FIELDS = new Set(['_csrf', 'email', 'password', 'everywhere'])
 
 /** The return parameter's name: a query name that needs no encoding (RFC 3986 unreserved characters). */
 function returnParam (value: unknown): string {
   if (value === undefined) return 'BackURL'
   if (typeof value !== 'string' || !/^[A-Za-z0-9\-._~]{1,64}$/.test(value) || FORM_FIELDS.has(value)) {
-    invalidOption('returnParam', `must be a query name of letters, digits and - . _ ~ (such as "returnTo" or "next"), not one of the login form's fields (${[...FORM_FIELDS].join(', ')})`)
+    invalidOption('returnParam', `must be a query name of letters, digits and - . _ ~ (such as "returnTo" or "next"), not one of the sign-in forms' fields (${[...FORM_FIELDS].join(', ')})`)
   }
   return value
 }
@@ -448,10 +466,51 @@ export function resolveOptions (raw: object): ResolvedOptions {
     filesRoot: resolveFilesRoot(opts, catalog),
     openapi: resolveOpenApi(opts.openapi),
     auditKey: resolveAuditKey(opts.auditKey),
-    membersOnlyOutsideSection: parseMembersOnlyOutsideSection(opts.membersOnlyOutsideSection)
+    membersOnlyOutsideSection: parseMembersOnlyOutsideSection(opts.membersOnlyOutsideSection),
+    timeouts: resolveTimeouts(opts),
+    signOutEverywhere: resolveSignOutEverywhere(opts, lockout)
   }
   if (resolved.prefix === '/') invalidOption('prefix', 'must not be the site root')
   return resolved
+}
+
+const MINUTES_60 = 60 * 60 * 1000
+const HOURS_12 = 12 * MINUTES_60
+
+/**
+ * `timeouts`: both limits on by default. With `getMember` the host keeps the session and the section
+ * never reads it, so timeouts it asked for could not be kept: refused, and left out means off.
+ */
+function resolveTimeouts (opts: Record<string, unknown>): TimeoutSettings | false {
+  if (opts.getMember !== undefined) {
+    if (opts.timeouts !== undefined && opts.timeouts !== false) invalidOption('timeouts', 'is for the section\'s own session; with getMember your sign-in keeps the session and its timeouts: leave it out, or false')
+    return false
+  }
+  const timeouts = optionalObject(opts, 'timeouts')
+  if (timeouts === false) return false
+  for (const key of Object.keys(timeouts)) if (key !== 'idleMs' && key !== 'absoluteMs') invalidOption(`timeouts.${key}`, 'is not a setting of timeouts (idleMs, absoluteMs)')
+  const limit = (name: 'idleMs' | 'absoluteMs', fallback: number): number | false => {
+    const value = timeouts[name]
+    if (value === false) return false
+    if (value !== undefined && (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1000)) {
+      invalidOption(`timeouts.${name}`, 'must be a whole number of milliseconds, 1000 or more (e.g. 60 * 60 * 1000), or false to turn it off')
+    }
+    return (value as number | undefined) ?? fallback
+  }
+  return { idleMs: limit('idleMs', MINUTES_60), absoluteMs: limit('absoluteMs', HOURS_12) }
+}
+
+/** `signOutEverywhere`: on by default, counting in `lockout.store`; like the timeouts, refused with getMember. */
+function resolveSignOutEverywhere (opts: Record<string, unknown>, lockout: LockoutSettings | false): { store: AttemptStore } | false {
+  if (opts.getMember !== undefined) {
+    if (opts.signOutEverywhere !== undefined && opts.signOutEverywhere !== false) invalidOption('signOutEverywhere', 'is for the section\'s own session; with getMember your sign-in keeps the session: leave it out, or false')
+    return false
+  }
+  const settings = optionalObject(opts, 'signOutEverywhere')
+  if (settings === false) return false
+  for (const key of Object.keys(settings)) if (key !== 'store') invalidOption(`signOutEverywhere.${key}`, 'is not a setting of signOutEverywhere (store)')
+  const store = settings.store ?? (lockout === false ? new MemoryAttemptStore() : lockout.store)
+  return { store: attemptStore(store, 'signOutEverywhere.store') }
 }
 
 const KEEP_SESSION_DATA = 'must be true (all the host stored but the CSRF secret), false (nothing), or a list of session keys such as [\'cart\', \'lang\']'
@@ -463,7 +522,9 @@ function resolveKeepSessionData (value: unknown, sessionKey: string): KeepSessio
   const own: Array<[string, string]> = [
     [CSRF_DEFAULT_SESSION_KEY, 'the CSRF secret is renewed with the session id'],
     [sessionKey, 'the member is set again at sign-in'],
-    [providerKey(sessionKey), 'the OpenID provider is set again at sign-in']
+    [providerKey(sessionKey), 'the OpenID provider is set again at sign-in'],
+    [timesKey(sessionKey), 'the session\'s times start again at sign-in'],
+    [generationKey(sessionKey), 'the generation is set again at sign-in']
   ]
   for (const [key, why] of own) {
     if (value.includes(key)) invalidOption('keepSessionData', `must not list ${JSON.stringify(key)}: ${why}`)

@@ -182,6 +182,23 @@ export interface OutageSignOut {
   cookieName: string
 }
 
+/** The options of `app.schoolsResources.signOutEverywhere`. */
+export interface SignOutEverywhereCall {
+  /** Who asked (an admin's id, `'password-reset'`): the event's `requestedBy`. */
+  by?: string | number
+}
+
+/** `app.schoolsResources`: the section's host API. */
+export interface SchoolsResourcesApi {
+  /**
+   * Signs the member with `memberId` (as the host's members have it: compared as `String(id)`) out of
+   * every session, on every device and instance: each ends at its next request (within 5 s on another
+   * instance). Rejects with FST_SR_INVALID_MEMBER_ID (a TypeError) for an id that is none, and with
+   * FST_SR_STORE_UNAVAILABLE in a store outage.
+   */
+  signOutEverywhere (memberId: string | number, options?: SignOutEverywhereCall): Promise<void>
+}
+
 declare module 'fastify' {
   interface FastifyReply {
     /**
@@ -211,6 +228,8 @@ declare module 'fastify' {
      * for visitors, a 403 for members outside `groups`, the route's own hooks and handler for the others.
      */
     membersOnly(options?: MembersOnlyOptions): preHandlerHookHandler
+    /** The section's host API (`signOutEverywhere`), where the section keeps its members in the session. */
+    schoolsResources: SchoolsResourcesApi
   }
   interface FastifyContextConfig {
     /** Makes a host route members-only, for members of `groups` when given (docs/host-routes.md). */

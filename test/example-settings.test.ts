@@ -43,7 +43,10 @@ t.test('every bad setting names its variable, what it must be, and what was give
     [{ SHUTDOWN_READY_PAUSE_MS: '5s' }, /^SHUTDOWN_READY_PAUSE_MS must be a whole number of milliseconds, longer than your load balancer takes to see a failed \/readyz, such as 5000; got "5s"/],
     [{ SHUTDOWN_DEADLINE_MS: '0' }, /^SHUTDOWN_DEADLINE_MS must be a positive whole number of milliseconds, such as 10000; got "0"/],
     [{ SHUTDOWN_READY_PAUSE_MS: '10000' }, /^SHUTDOWN_DEADLINE_MS must be longer than SHUTDOWN_READY_PAUSE_MS \(10000\): both count from SIGTERM, .*; got "10000"/],
-    [{ SHUTDOWN_READY_PAUSE_MS: '5000', SHUTDOWN_DEADLINE_MS: '4000' }, /^SHUTDOWN_DEADLINE_MS must be longer than SHUTDOWN_READY_PAUSE_MS \(5000\)/]
+    [{ SHUTDOWN_READY_PAUSE_MS: '5000', SHUTDOWN_DEADLINE_MS: '4000' }, /^SHUTDOWN_DEADLINE_MS must be longer than SHUTDOWN_READY_PAUSE_MS \(5000\)/],
+    [{ IDLE_TIMEOUT_MS: '60m' }, /^IDLE_TIMEOUT_MS must be a whole number of milliseconds, 1000 or more, such as 3600000, or off; got "60m"/],
+    [{ IDLE_TIMEOUT_MS: '999' }, /^IDLE_TIMEOUT_MS must be/],
+    [{ ABSOLUTE_TIMEOUT_MS: 'never' }, /^ABSOLUTE_TIMEOUT_MS must be a whole number of milliseconds/]
   ]
   for (const [env, message] of cases) {
     t.throws(() => readSettings(env), { name: 'SettingError', message }, JSON.stringify(env))
@@ -51,6 +54,8 @@ t.test('every bad setting names its variable, what it must be, and what was give
   t.notMatch(JSON.stringify(cases.map(([env]) => { try { readSettings(env) } catch (err) { return (err as Error).message } return '' })), 'secret@', 'no password in a message')
   t.match(readSettings({}), { port: 3000, host: '127.0.0.1', logLevel: 'info', redisTimeoutMs: 2000, redisConnectTimeoutMs: 10000 })
   t.match(readSettings({}), { shutdownReadyPauseMs: 0, shutdownDeadlineMs: 10000, filesDir: undefined }, 'shutdown defaults: no pause, 10 s')
+  t.same(readSettings({}).timeouts, { idleMs: 3_600_000, absoluteMs: 43_200_000 }, 'the section\'s timeouts by default')
+  t.same(readSettings({ IDLE_TIMEOUT_MS: '3000', ABSOLUTE_TIMEOUT_MS: ' OFF ' }).timeouts, { idleMs: 3000, absoluteMs: false }, 'a short idle limit; off')
   t.match(readSettings({ SHUTDOWN_READY_PAUSE_MS: '5000', SHUTDOWN_DEADLINE_MS: '60000', FILES_DIR: '/srv/files' }), { shutdownReadyPauseMs: 5000, shutdownDeadlineMs: 60000, filesDir: '/srv/files' })
   t.equal(readSettings({ TRUST_PROXY: '10.0.0.1,10.0.0.0/8,fd00::/8' }).trustProxy, '10.0.0.1,10.0.0.0/8,fd00::/8', 'addresses and CIDRs')
   t.equal(readSettings({ TRUST_PROXY: 'false' }).trustProxy, undefined)

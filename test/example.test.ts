@@ -4,7 +4,7 @@ import { Agent, request as httpRequest } from 'node:http'
 import { buildApp } from '../examples/app.js'
 import { hashPassword, verifyPassword } from '../examples/demo-member.js'
 import { postLogin } from './helpers/app.js'
-import { startExampleServer } from './helpers/example-server.js'
+import { signInOverHttp, startExampleServer } from './helpers/example-server.js'
 
 const config = { sessionSecret: 's'.repeat(40), demoEmail: 'teacher@example.org', demoPassword: 'correct horse battery staple' }
 
@@ -195,4 +195,21 @@ t.test('sign-ins accepted just before SIGTERM are all answered, and any 503 says
   const bare503 = results.filter((r) => typeof r !== 'string' && r.status === 503 && r.retryAfter === undefined)
   t.same(bare503, [], 'no 503 without Retry-After')
   t.equal(code, 0, 'and the server exits 0')
+})
+
+t.test('IDLE_TIMEOUT_MS reaches the section: a classroom browser left alone is signed out, the login page says why', async (t) => {
+  const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', SESSION_SECRET: 's'.repeat(40), IDLE_TIMEOUT_MS: '1000' }
+  delete env.REDIS_URL
+  const { child, address } = await startExampleServer(env)
+  t.teardown(() => { child.kill('SIGKILL') })
+  const cookie = await signInOverHttp(address)
+  const maths = `${address}/schools/resources/resources/maths/`
+  t.equal((await fetch(maths, { headers: { cookie }, redirect: 'manual' })).status, 200, 'signed in')
+  await new Promise((resolve) => setTimeout(resolve, 1100))
+  const res = await fetch(maths, { headers: { cookie }, redirect: 'manual' })
+  t.equal(res.status, 302, 'a second without a request: the login redirect')
+  const notice = res.headers.getSetCookie().find((c) => c.startsWith('sr_notice='))
+  t.match(notice, /^sr_notice=idle;/)
+  const login = await fetch(`${address}/Security/login`, { headers: { cookie: 'sr_notice=idle' } })
+  t.match(await login.text(), 'You were signed out after 1 second without activity.')
 })

@@ -21,6 +21,7 @@ const PUBLIC_VALUES = {
   safeBackUrl: 'function',
   signInLimitKeys: 'function',
   MemoryAttemptStore: 'function',
+  MemoryTokenStore: 'function',
   storeErrorHandler: 'function',
   errorCodes: 'object',
   REDIRECT_CONFLICT_WARNING: 'string',
@@ -29,7 +30,8 @@ const PUBLIC_VALUES = {
 }
 const REDIS_VALUES = {
   RedisSessionStore: 'function',
-  RedisAttemptStore: 'function'
+  RedisAttemptStore: 'function',
+  RedisTokenStore: 'function'
 }
 
 function sorted (record: Record<string, string>): Record<string, string> {

@@ -38,6 +38,8 @@ async function morning (t: Test, app: Awaited<ReturnType<typeof build>>['app']) 
   }
   const locked = await Promise.all([1, 2, 3].map((i) => postLogin(app, { email: 'someone@example.org', password: `wrong-${i}` })))
   t.ok(locked.some((res) => res.statusCode === 429), 'a lock (lockedOut)')
+  await app.schoolsResources.signOutEverywhere('t-1', { by: 'admin' })
+  t.pass('a leaver signed out everywhere (signedOutEverywhere)')
 }
 
 t.test('a listener that throws on every event: the host keeps serving, one warn line per channel', async (t) => {

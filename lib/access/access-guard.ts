@@ -3,6 +3,7 @@ import type { AnonymousRedirect, Member } from '../types.js'
 import { errorCodes } from '../errors.js'
 import { answerAnonymous, targetTooLong } from './anonymous-answer.js'
 import type { MemberLookup } from '../session/member.js'
+import { noteSessionEnd } from '../session/timeouts.js'
 import { sendJsonError, wantsJson } from '../pages/negotiation.js'
 import type { PageRenderer } from '../pages/page-renderer.js'
 import { applyOwnHeaders, type ApplySecurityHeaders } from '../pages/security-headers.js'
@@ -139,6 +140,7 @@ function guard (deps: AccessGuardDeps, admitMember: Admit, limitEveryone: boolea
       // Checked for everyone already when limitEveryone; otherwise only here, as the Location quotes the address.
       const tooLong = limitEveryone ? undefined : targetTooLong(request)
       if (tooLong !== undefined) throw tooLong
+      noteSessionEnd(request, reply, deps.loginPath)
       answerAnonymous(request, reply, deps)
       return false
     }

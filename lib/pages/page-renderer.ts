@@ -52,12 +52,13 @@ export class PageRenderer {
   // The section's session (none with signIn off and getMember): logout forms only where it is live.
   readonly #session: SessionAdapter | undefined
 
-  constructor (views: Views, opts: { siteName: string, signIn: boolean, stylesheet: { href?: string }, logoutUrl?: string, returnParam: string, session?: SessionAdapter }, paths: SectionPaths) {
+  constructor (views: Views, opts: { siteName: string, signIn: boolean, stylesheet: { href?: string }, logoutUrl?: string, returnParam: string, session?: SessionAdapter, signOutEverywhere?: boolean }, paths: SectionPaths) {
     this.#session = opts.session
     this.#views = views
     this.#base = { siteName: opts.siteName, signIn: opts.signIn, paths, returnParam: opts.returnParam }
     if (opts.stylesheet.href !== undefined) this.#base.stylesheet = opts.stylesheet.href
     if (opts.logoutUrl !== undefined) this.#base.logoutUrl = opts.logoutUrl
+    if (opts.signOutEverywhere === true && opts.signIn) this.#base.signOutEverywhere = true
     // Only the plugin's own views are cached (see page-cache.ts); a host's are rendered every time.
     if (views.layout === defaultViews.layout && views.category === defaultViews.category) {
       this.#categoryPages = new CategoryPageCache((data, ctx) => String(defaultViews.layout(defaultViews.category(data, ctx), ctx)))

@@ -26,6 +26,8 @@ export interface PageContext {
   logoutUrl?: string
   /** The name of the return address's field (option `returnParam`; `BackURL` when absent). */
   returnParam?: string
+  /** Whether the logout form offers "Sign out on all devices" (option `signOutEverywhere`). */
+  signOutEverywhere?: boolean
 }
 
 /** A rendered page body and its title; the layout wraps it in the document. */
@@ -41,6 +43,8 @@ export interface LoginViewData {
   email?: string
   /** A message for the visitor, e.g. after wrong credentials. */
   error?: string
+  /** Not an error: why the visitor was signed out (a timeout), shown once. */
+  notice?: string
   /** CSRF token for the form. */
   csrfToken?: string
   /** Set while the username is locked after too many failed attempts. */
@@ -135,7 +139,10 @@ function returnField (ctx: PageContext, backUrl: string): SafeHtml {
  * host's page (`logoutUrl`), whose own form signs out there with the host's token (docs/sign-in.md).
  */
 function signOut (ctx: PageContext): SafeHtml | '' {
-  if (ctx.signIn) return html`<form method="post" action="${ctx.paths.logout}">${csrfField(ctx.csrfToken)}<button type="submit">Sign out</button></form>`
+  if (ctx.signIn) {
+    const everywhere = ctx.signOutEverywhere === true ? html` <button type="submit" name="everywhere" value="1">Sign out on all devices</button>` : ''
+    return html`<form method="post" action="${ctx.paths.logout}">${csrfField(ctx.csrfToken)}<button type="submit">Sign out</button>${everywhere}</form>`
+  }
   return ctx.logoutUrl === undefined ? '' : html`<a href="${ctx.logoutUrl}">Sign out</a>`
 }
 
@@ -305,6 +312,7 @@ function login (data: LoginViewData, ctx: PageContext): Page {
     ? `Too many failed sign-in attempts. Try again after ${retryTime(data.lockedUntil)}.`
     : data.error
   const alert = message === undefined ? '' : html`<p class="error" role="alert" id="login-error">${message}</p>`
+  const notice = data.notice === undefined ? '' : html`<p class="notice" role="status">${data.notice}</p>`
   if (ctx.member !== undefined) {
     return {
       title: 'Sign in',
@@ -323,6 +331,7 @@ ${alert}
 <p>${data.backUrl === undefined
   ? 'Sign in with your school email address to open the members-only resources.'
   : 'That page is for members. Sign in and you will go straight to it.'}</p>
+${notice}
 ${alert}
 ${providerButtons(data.providers)}
 ${data.passwordForm === false

@@ -11,6 +11,7 @@ import { guardedAnswers, membersOnlyRoute, type MembersOnlyDeps } from '../acces
 import { page, redirect, routeSchema, STORE_DOWN, type OpenApi, type RouteDoc } from '../pages/openapi.js'
 import { isSlug } from './catalog.js'
 import { readCategory, readIndex, type CategoryRead } from './catalog-reads.js'
+import { noteSessionEnd } from '../session/timeouts.js'
 
 // Every page here depends on the session (the member's name, the logout token), so no cache keeps any.
 const PRIVATE = 'private, no-store'
@@ -127,6 +128,8 @@ export function sectionRoutes (fastify: FastifyInstance, deps: SectionDeps): voi
 
   async function sectionIndex (request: FastifyRequest, reply: FastifyReply) {
     const member = await memberOf(request) ?? undefined
+    // A member a timeout signed out here is told so on the login page, as on a members-only page.
+    if (member === undefined) noteSessionEnd(request, reply, paths.login)
     const json = wantsJson(request)
     // JSON is paged only when asked (`?start=`): JSON clients written before paging still get the whole list.
     const paged = !json || asksForPage(request.query)

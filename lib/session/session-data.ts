@@ -1,5 +1,7 @@
 import type { Member } from '../types.js'
 import type { SessionHandle } from './session-adapter.js'
+import { timesKey } from './timeouts.js'
+import { generationKey } from './sign-out-everywhere.js'
 
 // Sign-in policy: what of the visitor's session a member keeps under the new session id. One function, so
 // that every way in (the section's form, a sign-in with the school's account, a host's reply.signInMember)
@@ -21,7 +23,7 @@ export function providerKey (sessionKey: string): string {
 
 /** The keys no sign-in keeps: the CSRF secret (renewed with the session id) and the section's own (set again). */
 function ownKeys (sessionKey: string): string[] {
-  return [CSRF_DEFAULT_SESSION_KEY, sessionKey, providerKey(sessionKey)]
+  return [CSRF_DEFAULT_SESSION_KEY, sessionKey, providerKey(sessionKey), timesKey(sessionKey), generationKey(sessionKey)]
 }
 
 /**

@@ -11,6 +11,8 @@ import { invalidMember, isMember, type MemberAnswerSource, type StoredMember } f
 import type { MemberFinder } from './find-member.js'
 import type { SessionAdapter, SessionHandle } from './session-adapter.js'
 import { keptAtSignIn, providerKey, type KeepSessionData } from './session-data.js'
+import { timesAtSignIn, timesKey, type TimeoutSettings } from './timeouts.js'
+import { generationKey, type Generations } from './sign-out-everywhere.js'
 
 const { FST_SR_INSECURE_SIGN_IN, FST_SR_INVALID_SIGN_IN_OPTIONS } = errorCodes
 
@@ -47,6 +49,10 @@ export interface SignInStepDeps {
   /** The section's index path, for the event. */
   section: string
   baseUrl: string | undefined
+  /** The idle and absolute timeouts, whose times every sign-in starts; false: none kept. */
+  timeouts: TimeoutSettings | false
+  /** The generation counts of "sign out everywhere", whose current one every sign-in copies; undefined: off. */
+  generations: Generations | undefined
   /** Drops the CSRF cookie when it is the section's own, so that sign-in renews it (set once the section registers it). */
   renewCsrfCookie?: ((reply: FastifyReply) => void) | undefined
 }
@@ -115,9 +121,13 @@ export async function signInSession (request: FastifyRequest, reply: FastifyRepl
   if (!sessionCookieWritten(request, session, request.server.log, deps.baseUrl)) throw new FST_SR_INSECURE_SIGN_IN()
   await admit?.(member)
   const stored = await storedAtSignIn(request, member, deps.finder, source)
+  // Read from the store itself (not a cache), before the session changes: an outage leaves it as it was.
+  const generation = await deps.generations?.now(member.id)
   await session.renew(keptAtSignIn(session, member, deps))
   session.set(deps.sessionKey, stored)
   if (how.provider !== undefined) session.set(providerKey(deps.sessionKey), how.provider)
+  if (deps.timeouts !== false) session.set(timesKey(deps.sessionKey), timesAtSignIn(Date.now()))
+  if (generation !== undefined) session.set(generationKey(deps.sessionKey), generation)
   // A new CSRF secret too (the next page makes it), so that a token seen before sign-in is worthless after.
   deps.renewCsrfCookie?.(reply)
   if (signInSucceeded.hasSubscribers) {

@@ -11,6 +11,7 @@ import type { SessionAdapter } from '../session/session-adapter.js'
 import { sessionCookieWritten, type SignInStepDeps } from '../session/sign-in-step.js'
 import { signInAndReturn } from './sign-in-member.js'
 import { providerKey } from '../session/session-data.js'
+import { takeNotice, type TimeoutSettings } from '../session/timeouts.js'
 import type { ResolvedOidc } from './oidc-options.js'
 import type { ProviderConfigs } from './oidc-client.js'
 import { oidcRoutes, providerHref, providerSignOut } from './oidc-routes.js'
@@ -68,6 +69,10 @@ export interface SignInDeps {
   passwordChecks: PasswordChecks
   /** The key of the identifier hash that failed sign-in events carry (undefined: one per process). */
   auditKey: string | undefined
+  /** The timeouts, for the login page's notice of a session they ended. */
+  timeouts: TimeoutSettings | false
+  /** The logout form's "Sign out on all devices" (`everywhere=1`); undefined: off. */
+  signOutEverywhere?: ((memberId: Member['id'], request: FastifyRequest) => Promise<void>) | undefined
 }
 
 // Longer values cannot be real credentials; refusing them early keeps hashing cost bounded.
@@ -92,6 +97,13 @@ export interface SignInSettings {
   /** The host's own findMember (what the session keeps depends on it). */
   findMember: unknown
   returnParam: string
+  /** The timeouts, whose times the shared sign-in starts. */
+  timeouts: TimeoutSettings | false
+}
+
+/** Whether two sections keep the same timeouts (each reads them, the shared sign-in starts them). */
+function sameTimeouts (a: TimeoutSettings | false, b: TimeoutSettings | false): boolean {
+  return a === false || b === false ? a === b : a.idleMs === b.idleMs && a.absoluteMs === b.absoluteMs
 }
 
 // Per app (its server, which every context shares): the sign-in routes a section serves, by login path.
@@ -111,7 +123,8 @@ export function servesSignIn (server: object, paths: SectionPaths, settings: Sig
     return true
   }
   if (first.authenticate !== settings.authenticate || first.sessionKey !== settings.sessionKey || first.logout !== settings.logout ||
-    first.findMember !== settings.findMember || first.returnParam !== settings.returnParam || first.oidc !== settings.oidc) {
+    first.findMember !== settings.findMember || first.returnParam !== settings.returnParam || first.oidc !== settings.oidc ||
+    !sameTimeouts(first.timeouts, settings.timeouts)) {
     throw new FST_SR_SHARED_SIGN_IN(paths.index, paths.login)
   }
   return false
@@ -210,7 +223,8 @@ function signInForms (fastify: FastifyInstance, deps: SignInDeps): void {
       reply.header('cache-control', 'no-store').header('vary', 'Accept')
       return { signedIn: member !== undefined, csrfToken: csrfToken(reply) }
     }
-    return loginPage(reply, 200, { backUrl: returnAddress(request, fields(request.query)[returnParam]) }, member)
+    const notice = deps.timeouts === false ? undefined : takeNotice(request, reply, paths.login, deps.timeouts)
+    return loginPage(reply, 200, { backUrl: returnAddress(request, fields(request.query)[returnParam]), ...(notice === undefined ? {} : { notice }) }, member)
   })
 
   // While the store is down, @fastify/session fails before this route; the 503 path (pages/unavailable.ts)
@@ -219,7 +233,10 @@ function signInForms (fastify: FastifyInstance, deps: SignInDeps): void {
   fastify.post(deps.routes.logout, { schema: routeSchema(deps.openapi, signOutDoc), preHandler: deps.verifyCsrf, config: outageSignOut }, async function signOut (request, reply) {
     // @fastify/session: the session goes from the store, so its cookie is worthless (the plugin clears it
     // on the next request, finding no session behind it). @fastify/secure-session: its cookie is cleared.
-    const member = signedOut.hasSubscribers ? await memberOf(request) ?? undefined : undefined
+    const everywhere = deps.signOutEverywhere !== undefined && fields(request.body).everywhere === '1'
+    const member = signedOut.hasSubscribers || everywhere ? await memberOf(request) ?? undefined : undefined
+    // Every session of the member first: in an outage this one stays signed in and the 503 says so.
+    if (everywhere && member !== undefined) await deps.signOutEverywhere!(member.id, request)
     const session = deps.session.of(request)
     const via = deps.oidc === undefined ? undefined : session?.get(providerKey(deps.step.sessionKey))
     await session?.end()

@@ -1,10 +1,10 @@
 import { RedisClient } from 'redis'
-import { INCREMENT_SCRIPT, READ_SCRIPT, RESERVE_SCRIPT } from '../../lib/stores/redis/client.js'
+import { INCREMENT_SCRIPT, INDEX_SCRIPT, READ_SCRIPT, RESERVE_SCRIPT } from '../../lib/stores/redis/client.js'
 
 interface Entry { value: string, expiresAt: number | undefined }
 
 /**
- * An in-process stand-in for a Redis client's sendCommand(), for the commands and the two scripts the
+ * An in-process stand-in for a Redis client's sendCommand(), for the commands and the scripts the
  * stores send. It runs the stores' TypeScript without a server (so lib/ stays covered when REDIS_URL is
  * unset); the scripts themselves are checked against the real Redis in test/redis/.
  * `failWith` makes every command reject; `hang` makes every command never answer.
@@ -15,6 +15,8 @@ export class FakeRedis extends RedisClient<{}, {}, {}, 2, {}> {
   readonly data = new Map<string, Entry>()
   /** Sorted sets (the places of RESERVE_SCRIPT): member to score. */
   readonly sets = new Map<string, Map<string, number>>()
+  /** Plain sets (a member's token keys, INDEX_SCRIPT), with the expiry of each set. */
+  readonly members = new Map<string, { keys: Set<string>, expiresAt: number }>()
   readonly commands: string[][] = []
   failWith: unknown = undefined
   hang = false
@@ -33,6 +35,15 @@ export class FakeRedis extends RedisClient<{}, {}, {}, 2, {}> {
       return undefined
     }
     return entry
+  }
+
+  #set (key: string): { keys: Set<string>, expiresAt: number } | undefined {
+    const set = this.members.get(key)
+    if (set !== undefined && set.expiresAt <= this.now()) {
+      this.members.delete(key)
+      return undefined
+    }
+    return set
   }
 
   #pttl (key: string): number {
@@ -63,6 +74,19 @@ export class FakeRedis extends RedisClient<{}, {}, {}, 2, {}> {
         // One more connected but still syncing: not online, not counted.
         `slave${this.online}:ip=127.0.0.1,port=7999,state=wait_bgsave,offset=0,lag=0`, `master_replid:${this.replid}`, ''].join('\r\n')
       case 'DEL': return this.data.delete(rest[0]) ? 1 : 0
+      case 'GETDEL': {
+        const value = this.#live(rest[0])?.value ?? null
+        this.data.delete(rest[0])
+        return value
+      }
+      case 'SMEMBERS': return [...this.#set(rest[0])?.keys ?? []]
+      case 'SREM': {
+        const set = this.#set(rest[0])
+        let removed = 0
+        for (const key of rest.slice(1)) if (set?.keys.delete(key) === true) removed++
+        if (set?.keys.size === 0) this.members.delete(rest[0])
+        return removed
+      }
       case 'PEXPIRE': {
         const entry = this.#live(rest[0])
         if (entry === undefined) return 0
@@ -81,6 +105,14 @@ export class FakeRedis extends RedisClient<{}, {}, {}, 2, {}> {
         if (script === READ_SCRIPT) {
           const entry = this.#live(key)
           return entry === undefined ? null : [Number(entry.value), this.#pttl(key)]
+        }
+        if (script === INDEX_SCRIPT) {
+          const [, , index, member, ttl] = rest
+          const set = this.#set(index) ?? { keys: new Set<string>(), expiresAt: 0 }
+          set.keys.add(member)
+          set.expiresAt = Math.max(set.expiresAt, this.now() + Number(ttl))
+          this.members.set(index, set)
+          return 1
         }
         if (script === RESERVE_SCRIPT) {
           const [, , count, placesKey, max, ttl, member] = rest

@@ -35,7 +35,7 @@ t.test('signed in, the index shows the member and a sign-out button', async (t) 
   const cookie = await signIn(app)
   const res = await app.inject({ url: '/schools/resources/', headers: { cookie } })
   t.match(res.body, 'Signed in as <strong>Ada Teacher</strong>')
-  t.match(res.body, /<form method="post" action="\/Security\/logout"><input type="hidden" name="_csrf" value="[^"]+"><button type="submit">Sign out<\/button><\/form>/)
+  t.match(res.body, /<form method="post" action="\/Security\/logout"><input type="hidden" name="_csrf" value="[^"]+"><button type="submit">Sign out<\/button> <button type="submit" name="everywhere" value="1">Sign out on all devices<\/button><\/form>/)
   t.notMatch(res.body, 'Members sign in to open a category.')
 })
 

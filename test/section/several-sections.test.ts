@@ -46,7 +46,9 @@ t.test('a later section whose sign-in would work differently fails at start-up',
     ['another sessionKey', { sessionKey: 'staff' }],
     ['another authenticate', { authenticate: async (c) => teacherOnly(c) }],
     ['another logoutPath', { logoutPath: '/staff/logout' }],
-    ['a findMember of its own (the session would hold what the first does not read)', { findMember: async () => null }]
+    ['a findMember of its own (the session would hold what the first does not read)', { findMember: async () => null }],
+    ['other timeouts (the shared sign-in starts one set of times)', { timeouts: { idleMs: 5 * 60 * 1000 } }],
+    ['timeouts off where the first has them on', { timeouts: false }]
   ]
   for (const [name, second] of cases) {
     await t.rejects(async () => { await (await twoSections(second, false)).ready() }, { code: 'FST_SR_SHARED_SIGN_IN', message: /\/staff\/resources\/ shares the sign-in at \/Security\/login/ }, name)

@@ -280,7 +280,7 @@ t.test('what the session keeps through an OpenID sign-in is keepSessionData\'s, 
   t.equal(callback.statusCode, 303)
   t.equal(store.sessions.size, 1, 'the visitor\'s session left the store')
   const [session] = [...store.sessions.values()].map((json) => JSON.parse(json) as Record<string, unknown>)
-  t.same(Object.keys(session).filter((k) => k !== 'cookie').sort(), ['language', 'member', 'member.provider'], 'the basket is left behind')
+  t.same(Object.keys(session).filter((k) => k !== 'cookie').sort(), ['language', 'member', 'member.generation', 'member.provider', 'member.times'], 'the basket is left behind; the times and the generation start')
   t.equal(session.language, 'cy')
   t.same(session.member, MEMBERS['ada@school.example'])
   t.equal(session['member.provider'], 'school', 'set again at this sign-in')

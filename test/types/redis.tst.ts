@@ -7,8 +7,8 @@ import type { AttemptStore, FastifySchoolsResourcesOptions } from 'fastify-schoo
 
 const client: RedisCommandClient = { sendCommand: async () => null }
 
-test('exports the two stores and their option types, nothing else at run time', () => {
-  expect<keyof typeof redis>().type.toBe<'RedisSessionStore' | 'RedisAttemptStore'>()
+test('exports the three stores and their option types, nothing else at run time', () => {
+  expect<keyof typeof redis>().type.toBe<'RedisSessionStore' | 'RedisAttemptStore' | 'RedisTokenStore'>()
 })
 
 test('RedisSessionStore is a @fastify/session store', () => {

@@ -274,3 +274,11 @@ return 1`
 export const READ_SCRIPT = `local count = redis.call('GET', KEYS[1])
 if not count then return nil end
 return {tonumber(count), redis.call('PTTL', KEYS[1])}`
+
+/**
+ * Adds ARGV[1] to the member's index (KEYS[1], a set) and keeps the index alive at least ARGV[2] ms, so it
+ * outlives every token it names and then goes by itself; atomic, so two writes cannot shorten it.
+ */
+export const INDEX_SCRIPT = `redis.call('SADD', KEYS[1], ARGV[1])
+if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[2]) then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return 1`

@@ -3,11 +3,13 @@
 import cjs from './index.js'
 import type {
   RedisSessionStore as RedisSessionStoreInstance,
-  RedisAttemptStore as RedisAttemptStoreInstance
+  RedisAttemptStore as RedisAttemptStoreInstance,
+  RedisTokenStore as RedisTokenStoreInstance
 } from './index.js'
 
 export type * from './index.js'
 // Classes are both a value and a type; the destructured consts below carry only the value.
 export type RedisSessionStore = RedisSessionStoreInstance
 export type RedisAttemptStore = RedisAttemptStoreInstance
-export const { RedisSessionStore, RedisAttemptStore } = cjs
+export type RedisTokenStore = RedisTokenStoreInstance
+export const { RedisSessionStore, RedisAttemptStore, RedisTokenStore } = cjs
