@@ -195,7 +195,7 @@ if (!existsSync(CHROMIUM)) {
       const first = page.locator('.resource').first()
       t.match(await first.textContent(), /A printable fraction wall[\s\S]*Subject\s*Mathematics[\s\S]*Year levels\s*Year 3, Year 4[\s\S]*Format\s*Worksheet/)
       t.equal((await page.locator('.signed-in').textContent())?.trim(), 'Signed in as Demo Teacher', 'who is signed in')
-      t.equal(await page.getByRole('button', { name: 'Sign out' }).count(), 1, 'a sign-out button')
+      t.equal(await page.getByRole('button', { name: 'Sign out', exact: true }).count(), 1, 'a sign-out button')
       await screenshot(page, 'category')
     })
 
@@ -212,7 +212,7 @@ if (!existsSync(CHROMIUM)) {
       await page.waitForURL(`${base}${MATHS}`)
       t.equal(await page.locator('.resource').count(), 4, 'clearing the filters shows every resource again')
 
-      await Promise.all([page.waitForURL(`${base}/schools/resources/`), page.getByRole('button', { name: 'Sign out' }).click()])
+      await Promise.all([page.waitForURL(`${base}/schools/resources/`), page.getByRole('button', { name: 'Sign out', exact: true }).click()])
       t.equal(address(page), '/schools/resources/', 'signing out lands on the section index')
       t.equal(await page.getByRole('link', { name: 'Sign in' }).count(), 1, 'the header offers sign-in again')
       t.equal(await page.locator('.signed-in').count(), 0)
@@ -389,7 +389,7 @@ if (!existsSync(CHROMIUM)) {
         await page.keyboard.press('Tab')
         focused.push(await page.evaluate('document.activeElement.textContent.trim()') as string)
       }
-      t.same(focused, ['Skip to content', 'Riverside School', 'Sign out', 'Sign in as someone else'], 'the fourth Tab reaches the button, after the header')
+      t.same(focused, ['Skip to content', 'Riverside School', 'Sign out', 'Sign out on all devices', 'Sign in as someone else'], 'the fifth Tab reaches the button, after the header and its two sign-outs')
       const outline = await page.evaluate('getComputedStyle(document.activeElement).outlineStyle')
       t.equal(outline, 'solid', 'with a visible focus outline')
       const [out] = await Promise.all([page.waitForResponse((r) => r.request().method() === 'POST'), page.keyboard.press('Enter')])
@@ -506,7 +506,7 @@ if (!existsSync(CHROMIUM)) {
       await Promise.all([page.waitForURL(`${started.address}${INDEX}`), page.getByRole('button', { name: 'Sign in' }).click()])
       const names = async () => (await page.context().cookies()).map((c) => c.name).filter((name) => name.startsWith('session'))
       t.same(await names(), ['session'], 'the encrypted session cookie, no sessionId')
-      await Promise.all([page.waitForURL(`${started.address}${INDEX}`), page.getByRole('button', { name: 'Sign out' }).click()])
+      await Promise.all([page.waitForURL(`${started.address}${INDEX}`), page.getByRole('button', { name: 'Sign out', exact: true }).click()])
       t.same(await names(), [], 'gone after sign-out')
     })
   })

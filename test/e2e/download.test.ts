@@ -88,7 +88,7 @@ if (!existsSync(CHROMIUM)) {
     t.equal(download.suggestedFilename(), 'feelings-check-in.png')
     t.same(readFileSync(await download.path()), onDisk('wellbeing/feelings-check-in.png'))
 
-    await Promise.all([page.waitForURL(`${base}/schools/resources/`), page.getByRole('button', { name: 'Sign out' }).click()])
+    await Promise.all([page.waitForURL(`${base}/schools/resources/`), page.getByRole('button', { name: 'Sign out', exact: true }).click()])
     // No cached copy stands in for the server's answer (Cache-Control: private, no-cache).
     const res = await page.goto(`${base}${PNG}`)
     t.equal(res!.status(), 200, 'the login page')
