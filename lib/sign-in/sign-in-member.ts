@@ -8,7 +8,7 @@ import { checkedMethod, missingSignInOptions, signInSession, type SignInHow, typ
 import type { MemberAnswerSource } from '../session/member.js'
 import { retryTime } from '../pages/views.js'
 import { safeBackUrl } from './back-url.js'
-import type { NewSessions } from './new-sessions.js'
+import { settleWhenAnswered, type NewSessions } from './new-sessions.js'
 import { refusalError } from './refusals.js'
 
 /** Retry-After for a refusal that lasts until `until`: whole seconds, at least one. */
@@ -23,8 +23,12 @@ export function retryAfter (until: Date): string {
  */
 function withinNewSessions (reply: FastifyReply, how: SignInHow, deps: SignInStepDeps, newSessions: NewSessions) {
   return async function admit (member: Member): Promise<void> {
-    const until = await newSessions.take(member.id)
-    if (until === undefined) return
+    const ticket = await newSessions.take(member.id)
+    const { until } = ticket
+    if (until === undefined) {
+      settleWhenAnswered(reply, ticket)
+      return
+    }
     const { request } = reply
     if (signInFailed.hasSubscribers) {
       signInFailed.publish({ ...eventBase(request, deps.section), reason: 'too-many-sessions', identifierHash: undefined, ...(how.provider === undefined ? {} : { provider: how.provider }) })

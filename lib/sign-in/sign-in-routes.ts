@@ -23,7 +23,7 @@ import { hostError, page, redirect, routeSchema, STORE_DOWN, type OpenApi, type 
 import { safeBackUrl } from './back-url.js'
 import { DEVICE_COOKIE } from './device-cookie.js'
 import type { Refusal, SignInLimits } from './limits.js'
-import type { NewSessions } from './new-sessions.js'
+import { settleWhenAnswered, type NewSessions } from './new-sessions.js'
 import type { PasswordChecks } from './password-checks.js'
 import { refusalError } from './refusals.js'
 
@@ -340,12 +340,13 @@ function signInForms (fastify: FastifyInstance, deps: SignInDeps): void {
       throw invalidMember(request, 'authenticate', member)
     }
     // A session per sign-in, each for hours: a member's are bounded per minute (new-sessions.ts).
-    const sessionsFull = await deps.newSessions?.take(member.id)
-    if (sessionsFull !== undefined) {
+    const ticket = await deps.newSessions?.take(member.id)
+    if (ticket?.until !== undefined) {
       turn?.end()
       failed(request, 'too-many-sessions', email)
-      return limited(reply, { reason: 'sessions', until: sessionsFull }, formBackUrl, email)
+      return limited(reply, { reason: 'sessions', until: ticket.until }, formBackUrl, email)
     }
+    if (ticket !== undefined) settleWhenAnswered(reply, ticket)
     const device = await turn?.succeed()
     // This browser signed in as this username: its own failures, not its address's, decide from now on.
     if (device !== undefined) {
