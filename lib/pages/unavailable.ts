@@ -15,6 +15,12 @@ const MESSAGE = 'This part of the site is briefly unavailable. Please try again 
 const SIGNED_OUT_TITLE = 'Signed out on this browser'
 const SIGNED_OUT_MESSAGE = 'You are signed out on this browser. Part of the site is briefly unavailable, so the sign-out ' +
   'may not have reached every server yet: on a shared computer, also close the browser.'
+const OTHERS_KEPT_TITLE = 'Signed out on this browser only'
+const OTHERS_KEPT_MESSAGE = 'You are signed out on this browser, but your other devices were not signed out: part of the ' +
+  'site is briefly unavailable. In a few minutes, sign in again and choose "Sign out on all devices" once more.'
+
+/** What a 503 says: the store is down; this browser was signed out; or it was, but the member's other devices were not. */
+type OutageAnswer = 'unavailable' | 'signed-out' | 'others-kept'
 
 /** While the store stays down, one summary line per this many milliseconds (the Retry-After period). */
 export const OUTAGE_SUMMARY_MS = STORE_RETRY_AFTER_SECONDS * 1000
@@ -55,13 +61,13 @@ function logOutage (request: FastifyRequest, error: FastifyError | Error): void 
  * Fastify's fallback handler with the internal message. onResponse hooks still run, and the headers
  * already set on the reply (security headers) are kept. The connection is closed after the answer.
  */
-function sendStoreUnavailable (error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply, expireCookie?: string): FastifyReply {
+function sendStoreUnavailable (error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply, expireCookie?: string, answer: OutageAnswer = expireCookie === undefined ? 'unavailable' : 'signed-out'): FastifyReply {
   logOutage(request, error)
   const json = wantsJson(request)
   const signedOut = expireCookie !== undefined
-  const [title, message] = signedOut ? [SIGNED_OUT_TITLE, SIGNED_OUT_MESSAGE] : ['Temporarily unavailable', MESSAGE]
+  const [title, message] = answer === 'others-kept' ? [OTHERS_KEPT_TITLE, OTHERS_KEPT_MESSAGE] : signedOut ? [SIGNED_OUT_TITLE, SIGNED_OUT_MESSAGE] : ['Temporarily unavailable', MESSAGE]
   const body = json
-    ? JSON.stringify({ statusCode: 503, code: 'FST_SR_STORE_UNAVAILABLE', error: 'Service Unavailable', message, ...(signedOut ? { signedOut } : {}) })
+    ? JSON.stringify({ statusCode: 503, code: 'FST_SR_STORE_UNAVAILABLE', error: 'Service Unavailable', message, ...(signedOut ? { signedOut } : {}), ...(answer === 'others-kept' ? { signedOutEverywhere: false } : {}) })
     : `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${title}</title></head>` +
       `<body><main><h1>${title}</h1><p>${message}</p></main></body></html>`
   const headers: OutgoingHttpHeaders = {}
@@ -82,6 +88,15 @@ function sendStoreUnavailable (error: FastifyError | Error, request: FastifyRequ
   })
   reply.raw.end(request.method === 'HEAD' ? undefined : body)
   return reply
+}
+
+/**
+ * The logout form's "Sign out on all devices" when the store of the counts is down: this browser's session
+ * has ended and its cookie is expired here (the answer skips onSend, where a cookie session would clear
+ * it), and the page says the member's other devices are still signed in.
+ */
+export function sendOthersNotSignedOut (error: Error, request: FastifyRequest, reply: FastifyReply, cookieName: string): FastifyReply {
+  return sendStoreUnavailable(error, request, reply, cookieName, 'others-kept')
 }
 
 /**

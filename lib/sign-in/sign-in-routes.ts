@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastify'
 import type { Credentials, Member } from '../types.js'
-import { errorCodes } from '../errors.js'
+import { errorCodes, isStoreUnavailable } from '../errors.js'
 import { eventBase, identifierHash, lockedOut, signedOut, signInFailed, type SignInFailureReason } from '../events.js'
 import { kOutageSignOut } from '../symbols.js'
 import { isHttpsBase, siteOrigin } from '../redirect/site-origin.js'
@@ -19,6 +19,7 @@ import { isJsonClient, sendJsonError, wantsJson } from '../pages/negotiation.js'
 import type { PageRenderer, SectionPaths } from '../pages/page-renderer.js'
 import { retryTime, type LoginViewData } from '../pages/views.js'
 import { logServerError } from '../pages/server-error.js'
+import { sendOthersNotSignedOut } from '../pages/unavailable.js'
 import { hostError, page, redirect, routeSchema, STORE_DOWN, type OpenApi, type RouteDoc } from '../pages/openapi.js'
 import { safeBackUrl } from './back-url.js'
 import { DEVICE_COOKIE } from './device-cookie.js'
@@ -235,11 +236,21 @@ function signInForms (fastify: FastifyInstance, deps: SignInDeps): void {
     // on the next request, finding no session behind it). @fastify/secure-session: its cookie is cleared.
     const everywhere = deps.signOutEverywhere !== undefined && fields(request.body).everywhere === '1'
     const member = signedOut.hasSubscribers || everywhere ? await memberOf(request) ?? undefined : undefined
-    // Every session of the member first: in an outage this one stays signed in and the 503 says so.
-    if (everywhere && member !== undefined) await deps.signOutEverywhere!(member.id, request)
+    // Every session of the member first. When the store of the counts is down, this browser is still
+    // signed out (the person may be leaving a shared computer) and the 503 says the others were not.
+    let othersKept: Error | undefined
+    if (everywhere && member !== undefined) {
+      try {
+        await deps.signOutEverywhere!(member.id, request)
+      } catch (err) {
+        if (!isStoreUnavailable(err)) throw err
+        othersKept = err as Error
+      }
+    }
     const session = deps.session.of(request)
     const via = deps.oidc === undefined ? undefined : session?.get(providerKey(deps.step.sessionKey))
     await session?.end()
+    if (othersKept !== undefined) return sendOthersNotSignedOut(othersKept, request, reply, deps.session.cookieName)
     if (signedOut.hasSubscribers) signedOut.publish({ ...eventBase(request, paths.index), memberId: member?.id })
     reply.header('cache-control', 'no-store')
     if (via !== undefined) {
