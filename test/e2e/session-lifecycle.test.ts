@@ -1,0 +1,112 @@
+// End to end, in headless Chromium: what a school says about sessions (docs/session-lifecycle.md). A
+// classroom browser is signed out after the idle limit and the login page says why; two browsers of one
+// teacher both end when she signs out on all devices from one of them.
+// Skipped (and says so) when Chromium is missing, except under CI=true, where that is a failure.
+import t, { type Test } from 'tap'
+import { existsSync } from 'node:fs'
+import { once } from 'node:events'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
+import { AxeBuilder } from '@axe-core/playwright'
+import { EXAMPLE_SERVER, startExampleServer, type ExampleServer } from '../helpers/example-server.js'
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
+const IN_CI = process.env.CI === 'true' || process.env.CI === '1'
+const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic']
+
+const EMAIL = 'teacher@example.org'
+const PASSWORD = 'correct horse battery staple'
+const MATHS = '/schools/resources/resources/maths/'
+const LOGIN_FOR_MATHS = '/Security/login?BackURL=%2Fschools%2Fresources%2Fresources%2Fmaths%2F'
+/** Short enough to wait out in a test, long enough that a sign-in and a page fit inside it on a slow machine. */
+const IDLE_MS = 4000
+
+if (!existsSync(CHROMIUM)) {
+  const why = `Chromium not found at ${CHROMIUM} (install it with "apt-get install chromium", or set CHROMIUM_PATH)`
+  if (IN_CI) {
+    t.fail(`browser tests must run under CI=true: ${why}`)
+  } else {
+    process.stderr.write(`\n*** SKIPPED the session lifecycle browser tests: ${why} ***\n\n`)
+    t.plan(0, `session lifecycle browser tests skipped: ${why}`)
+  }
+} else {
+  t.setTimeout(180_000)
+  let server: ExampleServer | undefined
+  let browser: Browser | undefined
+  let base = ''
+
+  t.before(async () => {
+    if (!existsSync(EXAMPLE_SERVER)) throw new Error(`${EXAMPLE_SERVER} is missing: run "npm run build" first (npm run test:all does)`)
+    const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', SESSION_SECRET: 'e2e-lifecycle-'.repeat(3), IDLE_TIMEOUT_MS: String(IDLE_MS) }
+    // In-memory stores: a fresh server, nothing shared with other runs.
+    delete env.BASE_URL
+    delete env.REDIS_URL
+    server = await startExampleServer(env)
+    base = server.address
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS })
+  })
+
+  t.teardown(async () => {
+    await browser?.close()
+    if (server !== undefined && server.child.exitCode === null) {
+      server.child.kill('SIGTERM')
+      await once(server.child, 'exit')
+    }
+  })
+
+  /** A browser context of its own (its own cookies, as another browser would have), closed when `t` ends. */
+  async function newContext (t: Test): Promise<BrowserContext> {
+    const context = await browser!.newContext({ viewport: { width: 1024, height: 768 }, locale: 'en-GB' })
+    context.setDefaultTimeout(15_000)
+    t.teardown(() => context.close())
+    return context
+  }
+
+  /** Signs the teacher in through the login form a visit to the maths category leads to; ends on that category. */
+  async function signIn (t: Test, page: Page): Promise<void> {
+    await page.goto(`${base}${MATHS}`)
+    t.equal(page.url(), `${base}${LOGIN_FOR_MATHS}`, 'the spec\'s redirect to the login page')
+    await page.getByLabel('Email').fill(EMAIL)
+    await page.getByLabel('Password').fill(PASSWORD)
+    await Promise.all([page.waitForURL(`${base}${MATHS}`), page.getByRole('button', { name: 'Sign in' }).click()])
+  }
+
+  t.test('a classroom browser is signed out after the idle limit, and the login page says why', async (t) => {
+    const page = await (await newContext(t)).newPage()
+    await signIn(t, page)
+    t.equal(await page.getByRole('heading', { level: 1 }).textContent(), 'Mathematics', 'signed in: the category')
+    // Activity keeps the session: pages within the limit of each other.
+    await sleep(IDLE_MS / 2)
+    await page.reload()
+    t.equal(page.url(), `${base}${MATHS}`, 'still signed in after half the limit')
+    await sleep(IDLE_MS + 500)
+    const [res] = await Promise.all([page.waitForResponse((r) => r.url() === `${base}${MATHS}`), page.reload()])
+    t.equal(res.status(), 302, 'the members-only page answers the spec\'s redirect')
+    t.equal(await res.headerValue('location'), `http://127.0.0.1:${new URL(base).port}${LOGIN_FOR_MATHS}`, 'its Location byte for byte')
+    await page.waitForURL(`${base}${LOGIN_FOR_MATHS}`)
+    const notice = page.getByText('You were signed out after 4 seconds without activity. Sign in again to go on.')
+    t.equal(await notice.count(), 1, 'the notice, once')
+    const axe = await new AxeBuilder({ page }).analyze()
+    t.same(axe.violations.map((v) => v.id), [], 'the login page with the notice passes axe')
+    await page.reload()
+    t.equal(await notice.count(), 0, 'read once: gone on the next visit')
+    // And back in, where the teacher was going.
+    await page.getByLabel('Email').fill(EMAIL)
+    await page.getByLabel('Password').fill(PASSWORD)
+    await Promise.all([page.waitForURL(`${base}${MATHS}`), page.getByRole('button', { name: 'Sign in' }).click()])
+    t.pass('signed in again, back on the category')
+  })
+
+  t.test('two browsers of one teacher: "Sign out on all devices" in one ends both', async (t) => {
+    const laptop = await (await newContext(t)).newPage()
+    const staffRoom = await (await newContext(t)).newPage()
+    await signIn(t, laptop)
+    await signIn(t, staffRoom)
+    await Promise.all([laptop.waitForURL(`${base}/schools/resources/`), laptop.getByRole('button', { name: 'Sign out on all devices' }).click()])
+    t.equal(await laptop.getByRole('button', { name: 'Sign out', exact: true }).count(), 0, 'the laptop is signed out')
+    // The staff room computer, left signed in, is signed out at its next page.
+    await staffRoom.reload()
+    t.equal(staffRoom.url(), `${base}${LOGIN_FOR_MATHS}`, 'the staff room browser lands on the login page')
+    t.equal(await staffRoom.getByLabel('Email').count(), 1, 'with the form')
+  })
+}
