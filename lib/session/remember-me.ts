@@ -190,7 +190,8 @@ export class RememberMe {
    * 503 page): nobody is signed out for them.
    */
   async signIn (request: FastifyRequest, reply: FastifyReply, deps: RememberedSignIn, fresh: boolean): Promise<boolean> {
-    const parts = TOKEN.exec(this.#cookie(request) ?? '')
+    // Called only with a cookie (hasCookie).
+    const parts = TOKEN.exec(this.#cookie(request)!)
     if (parts === null) return this.#refuse(request, reply)
     const [, selector, validator] = parts
     const key = storeKey(selector)

@@ -47,7 +47,7 @@ async function signInRemembered (server: FastifyInstance, remember: unknown = '1
   return { res, session: sessionCookie(res)!, remember: `sr_remember=${token!.value}`, value: token!.value }
 }
 
-interface Remembered { id: string | number, hash: string | null, previous?: { hash: string, rotatedAt: number }, expiresAt: number, member?: unknown, generation?: number }
+interface Remembered { id: string | number, hash: string | null, previous?: { hash: string, rotatedAt: number }, expiresAt: number, member?: unknown, generation?: number, version?: string | number }
 
 async function recordOf (store: TokenStore, value: string): Promise<Remembered | undefined> {
   const record = await store.get(`remember:${TOKEN.exec(value)![1]}`)
@@ -318,10 +318,14 @@ t.test('findMember: a member it no longer finds loses every remembered device; a
   const two = await signInRemembered(server)
   t.same((await recordOf(tokens, one.value))!.member, undefined, 'with findMember, no copy of the member')
   store.sessions.clear()
+  const same = await get(server, one.remember)
+  t.equal(same.statusCode, 200, 'the same version: signed in')
+  t.equal((await recordOf(tokens, rememberCookie(same)!.value))!.version, 1, 'the new token keeps it')
+  store.sessions.clear()
   found = { sessionVersion: 2 }
-  const changed = await get(server, one.remember)
+  const changed = await get(server, `sr_remember=${rememberCookie(same)!.value}`)
   t.equal(changed.statusCode, 302, 'another session version: the token is worthless')
-  t.equal(await recordOf(tokens, one.value), undefined)
+  t.equal(await recordOf(tokens, rememberCookie(same)!.value), undefined)
   found = { sessionVersion: 1 }
   const three = await signInRemembered(server)
   found = null
@@ -403,6 +407,9 @@ t.test('the anonymous short-circuit lets a remembered device through', async (t)
   sessions.sessions.clear()
   t.equal((await get(server, remember)).statusCode, 200, 'signed in, not short-circuited')
   t.equal((await get(server, 'other=1')).statusCode, 302, 'a visitor still is')
+  const https = await server.inject({ url: MATHS, headers: { cookie: '__Host-sr_remember=x' } })
+  t.equal(https.statusCode, 302, 'an https cookie over http: through, then the section\'s own redirect')
+  t.match(rememberCookie(https), undefined)
 })
 
 t.test('start-up: getMember with rememberMe fails; a shared lockout store and an in-process token store warn once', async (t) => {
@@ -437,6 +444,109 @@ t.test('sections sharing one sign-in share the default token store, and must agr
       await host.register(schoolsResources, { catalog: new CountingCatalog(), authenticate: teacherOnly, baseUrl: BASE_URL, prefix: '/staff/resources', rememberMe: false })
     }
   }), { code: 'FST_SR_SHARED_SIGN_IN' })
+})
+
+t.test('records this section did not write, and odd cookies, are no token', async (t) => {
+  const tokens = new MemoryTokenStore()
+  const { app: server, store } = await app(t, { plugin: { rememberMe: { store: tokens } } })
+  const { value } = await signInRemembered(server)
+  const key = `remember:${TOKEN.exec(value)![1]}`
+  const good = (await tokens.get(key))!
+  const data = JSON.parse(good.data) as Remembered
+  store.sessions.clear()
+  for (const [name, raw] of [['not JSON', '{'], ['null', 'null'], ['no id', JSON.stringify({ ...data, id: null })], ['no expiry', JSON.stringify({ ...data, expiresAt: 'soon' })],
+    ['a bad previous', JSON.stringify({ ...data, previous: { hash: 'x', rotatedAt: 1 } })], ['a bad member', JSON.stringify({ ...data, member: { id: 't-1' } })]] as const) {
+    await tokens.set(key, { memberId: 't-1', data: raw }, 60_000)
+    const res = await get(server, `sr_remember=${value}`)
+    t.equal(res.statusCode, 302, name)
+    t.match(rememberCookie(res), { value: '' })
+  }
+  t.equal((await get(server, 'sr_remember=')).statusCode, 302, 'an empty cookie is none')
+  await tokens.set(key, { memberId: '5', data: JSON.stringify({ ...data, id: 5 }) }, 60_000)
+  t.equal((await get(server, `sr_remember=${value}`)).statusCode, 200, 'an id that is a number, as the host gave it')
+  const page = await get(server, '', '/schools/resources/')
+  t.equal(rememberCookie(page), undefined, 'no cookie: nothing cleared')
+})
+
+t.test('a record from before sign out everywhere was on counts as generation 0', async (t) => {
+  const tokens = new MemoryTokenStore()
+  const { app: server, store } = await app(t, { plugin: { rememberMe: { store: tokens } } })
+  const { remember, value } = await signInRemembered(server)
+  await rewrite(tokens, value, (r) => { delete r.generation })
+  store.sessions.clear()
+  t.equal((await get(server, remember)).statusCode, 200)
+})
+
+t.test('with signOutEverywhere: false a stolen copy still forgets every device and says so', async (t) => {
+  const tokens = new MemoryTokenStore()
+  const { app: server, store } = await app(t, { plugin: { rememberMe: { store: tokens }, signOutEverywhere: false } })
+  const { value } = await signInRemembered(server)
+  t.equal((await recordOf(tokens, value))!.generation, undefined, 'no generation kept')
+  store.sessions.clear()
+  const guessed = `sr_remember=${TOKEN.exec(value)![1]}.${'E'.repeat(43)}`
+  t.equal((await get(server, guessed)).statusCode, 302, 'nobody listening: no event built')
+  const other = await signInRemembered(server)
+  const seen = listen<SignedOutEverywhereEvent>(t, 'signedOutEverywhere')
+  t.equal((await get(server, `sr_remember=${TOKEN.exec(other.value)![1]}.${'E'.repeat(43)}`)).statusCode, 302)
+  t.match(seen, [{ memberId: 't-1', requestedBy: 'stolen-remember-token', section: '/schools/resources/' }])
+  t.equal(tokens.size, 0)
+})
+
+t.test('findMember without session versions; a store error forgetting a gone member\'s devices is logged', async (t) => {
+  const tokens = new MemoryTokenStore()
+  let gone = false
+  let failing = false
+  const flaky: TokenStore = { ...ownStore(tokens), deleteAll: async (id) => { if (failing) throw new errorCodes.FST_SR_STORE_UNAVAILABLE('test outage'); return tokens.deleteAll(id) } }
+  const logs = capturedLogs()
+  const findMember = async (id: string | number) => gone ? null : { ...TEACHER_MEMBER, id }
+  const { app: server, store } = await app(t, { fastify: { logger: logs.logger }, plugin: { rememberMe: { store: flaky }, findMember, findMemberCache: { ttlMs: 0 } } })
+  const { session, remember, value } = await signInRemembered(server)
+  t.equal((await recordOf(tokens, value))!.member, undefined)
+  const sessionOnly = sessionCookie(await postLogin(server, { email: TEACHER.email, password: TEACHER.password }))!
+  const kept = [...store.sessions.entries()]
+  store.sessions.clear()
+  t.equal((await get(server, remember)).statusCode, 200, 'signed in: no version on either side')
+  for (const [id, json] of kept) store.sessions.set(id, json)
+  gone = true
+  failing = true
+  t.equal((await get(server, sessionOnly)).statusCode, 302, 'a gone member: a visitor, whatever the store says')
+  t.match(logs.withCode('FST_SR_STORE_UNAVAILABLE'), [{ msg: /remembered devices of a member no longer found could not be forgotten/ }])
+  t.ok(session)
+})
+
+t.test('a session that cannot be kept (a Secure cookie over http): the token is kept for a request that can', async (t) => {
+  const tokens = new MemoryTokenStore()
+  const { app: server } = await app(t, { fastify: { trustProxy: '127.0.0.1' }, session: { cookie: { secure: true } }, plugin: { rememberMe: { store: tokens } } })
+  const res = await postLogin(server, { email: TEACHER.email, password: TEACHER.password, remember: '1' }, { headers: { 'x-forwarded-proto': 'https' } })
+  const token = rememberCookie(res, '__Host-sr_remember')!.value
+  const plain = await server.inject({ url: MATHS, headers: { cookie: `sr_remember=${token}` } })
+  t.equal(plain.statusCode, 302, 'over http: a visitor')
+  t.equal(rememberCookie(plain), undefined, 'the cookie is not cleared')
+  t.ok(await recordOf(tokens, token), 'nor the token forgotten')
+})
+
+t.test('with rememberMe: false, findMember\'s null ends the session alone; sign-out without a cookie clears none', async (t) => {
+  let gone = false
+  const { app: server } = await app(t, { plugin: { rememberMe: false, findMember: async (id: string | number) => gone ? null : { ...TEACHER_MEMBER, id }, findMemberCache: { ttlMs: 0 } } })
+  const session = sessionCookie(await postLogin(server, { email: TEACHER.email, password: TEACHER.password }))!
+  gone = true
+  t.equal((await get(server, session)).statusCode, 302)
+  const { app: on } = await app(t)
+  const cookie = sessionCookie(await postLogin(on, { email: TEACHER.email, password: TEACHER.password }))!
+  const page = await get(on, cookie, '/schools/resources/')
+  const out = await postSignOutForm(on, withCookies(cookie, page), page)
+  t.equal(out.statusCode, 303)
+  t.equal(rememberCookie(out), undefined)
+})
+
+t.test('sign-out with a cookie that is no token clears it', async (t) => {
+  const { app: server } = await app(t)
+  const { session } = await signInRemembered(server)
+  const cookie = `${session}; sr_remember=forged`
+  const page = await get(server, cookie, '/schools/resources/')
+  const out = await postSignOutForm(server, withCookies(cookie, page), page)
+  t.equal(out.statusCode, 303)
+  t.match(rememberCookie(out), { value: '' })
 })
 
 if (REDIS_URL !== undefined) {
