@@ -1,9 +1,10 @@
 import t, { type Test } from 'tap'
 import { subscribe, unsubscribe } from 'node:diagnostics_channel'
-import { createHash } from 'node:crypto'
 import Fastify, { type FastifyInstance, type LightMyRequestResponse } from 'fastify'
 import fastifyCookie from '@fastify/cookie'
 import fastifySession from '@fastify/session'
+import fastifySecureSession from '@fastify/secure-session'
+import { createHash, randomBytes } from 'node:crypto'
 import schoolsResources, { anonymousShortCircuit, eventChannels, MemoryAttemptStore, MemoryTokenStore, type SignedOutEverywhereEvent, type SignInSucceededEvent, type TokenStore } from '../../lib/index.js'
 import { resolveOptions } from '../../lib/options.js'
 import { errorCodes } from '../../lib/errors.js'
@@ -547,6 +548,21 @@ t.test('sign-out with a cookie that is no token clears it', async (t) => {
   const out = await postSignOutForm(server, withCookies(cookie, page), page)
   t.equal(out.statusCode, 303)
   t.match(rememberCookie(out), { value: '' })
+})
+
+t.test('with @fastify/secure-session: the session is the cookie, and a remembered device gets a new one', async (t) => {
+  const server = Fastify()
+  t.teardown(() => server.close())
+  await server.register(fastifyCookie)
+  await server.register(fastifySecureSession, { key: randomBytes(32), cookie: { path: '/', httpOnly: true, sameSite: 'lax' } })
+  await server.register(schoolsResources, { catalog: new CountingCatalog(), authenticate: teacherOnly, baseUrl: BASE_URL })
+  const signedIn = await postLogin(server, { email: TEACHER.email, password: TEACHER.password, remember: '1' })
+  const token = rememberCookie(signedIn)!.value
+  const res = await get(server, `sr_remember=${token}`)
+  t.equal(res.statusCode, 200)
+  const session = withCookies('', res, true).split('; ').find((c) => c.startsWith('session='))!
+  t.ok(session, 'a session cookie')
+  t.equal((await get(server, session)).statusCode, 200, 'which works on its own')
 })
 
 if (REDIS_URL !== undefined) {
