@@ -490,17 +490,28 @@ const MINUTES_60 = 60 * 60 * 1000
 const HOURS_12 = 12 * MINUTES_60
 
 /**
+ * The settings of a feature of the section's own session (`timeouts`, `signOutEverywhere`, `rememberMe`),
+ * or false when it is off. With `getMember` the host keeps the session and the section never reads it,
+ * so asking for one fails start-up (`keeps`: what the host's sign-in keeps instead), and left out is off.
+ */
+function ownSessionFeature (opts: Record<string, unknown>, name: string, known: readonly string[], keeps: string): Record<string, unknown> | false {
+  if (opts.getMember !== undefined) {
+    if (opts[name] !== undefined && opts[name] !== false) invalidOption(name, `is for the section's own session; with getMember your sign-in keeps the session${keeps}: leave it out, or false`)
+    return false
+  }
+  const settings = optionalObject(opts, name)
+  if (settings === false) return false
+  for (const key of Object.keys(settings)) if (!known.includes(key)) invalidOption(`${name}.${key}`, `is not a setting of ${name} (${known.join(', ')})`)
+  return settings
+}
+
+/**
  * `timeouts`: both limits on by default. With `getMember` the host keeps the session and the section
  * never reads it, so timeouts it asked for could not be kept: refused, and left out means off.
  */
 function resolveTimeouts (opts: Record<string, unknown>): TimeoutSettings | false {
-  if (opts.getMember !== undefined) {
-    if (opts.timeouts !== undefined && opts.timeouts !== false) invalidOption('timeouts', 'is for the section\'s own session; with getMember your sign-in keeps the session and its timeouts: leave it out, or false')
-    return false
-  }
-  const timeouts = optionalObject(opts, 'timeouts')
+  const timeouts = ownSessionFeature(opts, 'timeouts', ['idleMs', 'absoluteMs'], ' and its timeouts')
   if (timeouts === false) return false
-  for (const key of Object.keys(timeouts)) if (key !== 'idleMs' && key !== 'absoluteMs') invalidOption(`timeouts.${key}`, 'is not a setting of timeouts (idleMs, absoluteMs)')
   const limit = (name: 'idleMs' | 'absoluteMs', fallback: number): number | false => {
     const value = timeouts[name]
     if (value === false) return false
@@ -514,13 +525,8 @@ function resolveTimeouts (opts: Record<string, unknown>): TimeoutSettings | fals
 
 /** `signOutEverywhere`: on by default, counting in `lockout.store`; like the timeouts, refused with getMember. */
 function resolveSignOutEverywhere (opts: Record<string, unknown>, lockout: LockoutSettings | false): { store: AttemptStore } | false {
-  if (opts.getMember !== undefined) {
-    if (opts.signOutEverywhere !== undefined && opts.signOutEverywhere !== false) invalidOption('signOutEverywhere', 'is for the section\'s own session; with getMember your sign-in keeps the session: leave it out, or false')
-    return false
-  }
-  const settings = optionalObject(opts, 'signOutEverywhere')
+  const settings = ownSessionFeature(opts, 'signOutEverywhere', ['store'], '')
   if (settings === false) return false
-  for (const key of Object.keys(settings)) if (key !== 'store') invalidOption(`signOutEverywhere.${key}`, 'is not a setting of signOutEverywhere (store)')
   const store = settings.store ?? (lockout === false ? new MemoryAttemptStore() : lockout.store)
   return { store: attemptStore(store, 'signOutEverywhere.store') }
 }
@@ -532,13 +538,8 @@ const TOKEN_STORE_METHODS = ['get', 'set', 'take', 'deleteAll'] as const
 
 /** `rememberMe`: on by default (30 days, tokens in this process); like the timeouts, refused with getMember. */
 function resolveRememberMe (opts: Record<string, unknown>): ResolvedOptions['rememberMe'] {
-  if (opts.getMember !== undefined) {
-    if (opts.rememberMe !== undefined && opts.rememberMe !== false) invalidOption('rememberMe', 'is for the section\'s own session; with getMember your sign-in keeps the session and any "keep me signed in": leave it out, or false')
-    return false
-  }
-  const settings = optionalObject(opts, 'rememberMe')
+  const settings = ownSessionFeature(opts, 'rememberMe', ['maxAgeMs', 'store'], ' and any "keep me signed in"')
   if (settings === false) return false
-  for (const key of Object.keys(settings)) if (key !== 'maxAgeMs' && key !== 'store') invalidOption(`rememberMe.${key}`, 'is not a setting of rememberMe (maxAgeMs, store)')
   const maxAgeMs = settings.maxAgeMs ?? DAYS_30
   if (typeof maxAgeMs !== 'number' || !Number.isSafeInteger(maxAgeMs) || maxAgeMs < 60_000 || maxAgeMs > DAYS_400) {
     invalidOption('rememberMe.maxAgeMs', 'must be a whole number of milliseconds from 60000 (a minute) to 400 days, e.g. 30 * 24 * 60 * 60 * 1000; or rememberMe: false to turn it off')
