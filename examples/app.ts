@@ -9,7 +9,7 @@ import schoolsResources, {
   storeErrorHandler,
   type FastifySchoolsResourcesOptions
 } from 'fastify-schools-resources'
-import { RedisAttemptStore, RedisSessionStore, type RedisCommandClient } from 'fastify-schools-resources/redis'
+import { RedisAttemptStore, RedisSessionStore, RedisTokenStore, type RedisCommandClient } from 'fastify-schools-resources/redis'
 import { demoCatalog, demoFiles } from './demo-catalog.js'
 import { demoDirectory, PASSWORD_CHECKS_AT_ONCE, PASSWORD_CHECKS_WAITING, type DemoAccount } from './demo-member.js'
 import { registerSessionPlugin, type SessionPluginSetting } from './session-plugin.js'
@@ -53,6 +53,8 @@ export interface ExampleConfig {
   filesDir?: string
   /** The section's idle and absolute timeouts (default its own: 60 minutes, 12 hours). */
   timeouts?: { idleMs: number | false, absoluteMs: number | false }
+  /** How long "Keep me signed in" remembers a device, in milliseconds (default the section's 30 days); false: off. */
+  rememberMeMs?: number | false
   /**
    * Sign in with the school's account too (docs/oidc.md): an OpenID provider's issuer and the client it
    * registered for this site, and the Google Workspace domains allowed (hd). Needs baseUrl.
@@ -129,6 +131,14 @@ export async function buildApp (config: ExampleConfig): Promise<FastifyInstance>
     // IDLE_TIMEOUT_MS and ABSOLUTE_TIMEOUT_MS; "Sign out on all devices" counts in the lockout's store
     // (Redis when there is one), so a leaver is signed out on every instance (docs/session-lifecycle.md).
     ...(config.timeouts === undefined ? {} : { timeouts: config.timeouts }),
+    // REMEMBER_ME_MS: "Keep me signed in on this device"; its tokens in Redis when there is one, so a
+    // remembered device is known to every instance and through a restart.
+    rememberMe: config.rememberMeMs === false
+      ? false
+      : {
+          ...(config.rememberMeMs === undefined ? {} : { maxAgeMs: config.rememberMeMs }),
+          ...(redis === undefined ? {} : { store: new RedisTokenStore(redis.client, { prefix: `${prefix}tokens:`, timeoutMs }) })
+        },
     // Every anonymous visitor to a category raises the redirect-conflict warning (the legacy behaviour);
     // the log gets the first in full and then a count a minute, not a line per visitor. `npm start` runs
     // Node with --disable-warning=FST_SR_REDIRECT_CONFLICT so that stderr does not get one either.

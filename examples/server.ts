@@ -58,6 +58,7 @@ async function main (): Promise<void> {
     draining: () => closing,
     filesDir: settings.filesDir,
     timeouts: settings.timeouts,
+    rememberMeMs: settings.rememberMeMs,
     oidc: settings.oidc,
     ...(redis === undefined
       ? {}

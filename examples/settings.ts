@@ -44,6 +44,8 @@ export interface ExampleSettings {
   filesDir: string | undefined
   /** IDLE_TIMEOUT_MS and ABSOLUTE_TIMEOUT_MS: the section's `timeouts`, each `false` when `off`. */
   timeouts: { idleMs: number | false, absoluteMs: number | false }
+  /** REMEMBER_ME_MS: the section's `rememberMe.maxAgeMs`, `false` when `off` or `0`. */
+  rememberMeMs: number | false
 }
 
 /** Thrown for a bad setting; its message is meant to be printed as it is. */
@@ -74,6 +76,13 @@ function wholeNumber (env: Env, name: string, fallback: number, min: number, max
 function timeout (env: Env, name: string, fallback: number): number | false {
   if (read(env, name)?.trim().toLowerCase() === 'off') return false
   return wholeNumber(env, name, fallback, 1000, 2 ** 31 - 1, 'must be a whole number of milliseconds, 1000 or more, such as 3600000, or off')
+}
+
+/** How long "Keep me signed in" remembers a device (the section's range: a minute to 400 days), or `off` (`0` too). */
+function rememberMe (env: Env): number | false {
+  const raw = read(env, 'REMEMBER_ME_MS')?.trim().toLowerCase()
+  if (raw === 'off' || raw === '0' || raw === 'false') return false
+  return wholeNumber(env, 'REMEMBER_ME_MS', 30 * 24 * 60 * 60 * 1000, 60_000, 400 * 24 * 60 * 60 * 1000, 'must be a whole number of milliseconds from 60000 to 400 days, such as 2592000000 (30 days), or off')
 }
 
 /** A URL for the error message without its password. */
@@ -223,6 +232,8 @@ export function readSettings (env: Env): ExampleSettings {
     shutdownDeadlineMs,
     filesDir: read(env, 'FILES_DIR'),
     // The section's defaults: 60 minutes without a request, 12 hours after signing in.
-    timeouts: { idleMs: timeout(env, 'IDLE_TIMEOUT_MS', 60 * 60 * 1000), absoluteMs: timeout(env, 'ABSOLUTE_TIMEOUT_MS', 12 * 60 * 60 * 1000) }
+    timeouts: { idleMs: timeout(env, 'IDLE_TIMEOUT_MS', 60 * 60 * 1000), absoluteMs: timeout(env, 'ABSOLUTE_TIMEOUT_MS', 12 * 60 * 60 * 1000) },
+    // The section's default: 30 days.
+    rememberMeMs: rememberMe(env)
   }
 }

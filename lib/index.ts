@@ -11,6 +11,8 @@ import { chooseSessionAdapter } from './session/session-adapter.js'
 import { registerCsrf } from './session/csrf.js'
 import { memberById, MemberFinder } from './session/find-member.js'
 import { withTimeouts } from './session/timeouts.js'
+import { RememberMe, withRememberMe } from './session/remember-me.js'
+import { forgetDevicesOf, rememberedSignIn, warnRememberStoreNotShared } from './session/remembered-sign-in.js'
 import { decorateSignOutEverywhere, Generations, withGenerations } from './session/sign-out-everywhere.js'
 import { mountPoint, PageRenderer, resolveViews, sectionPaths } from './pages/page-renderer.js'
 import { stylesheetPolicy, stylesheetRoute } from './pages/stylesheet.js'
@@ -29,8 +31,18 @@ import { NewSessions } from './sign-in/new-sessions.js'
 import { decorateSignInMember } from './sign-in/sign-in-member.js'
 import type { SignInStepDeps } from './session/sign-in-step.js'
 import { oidcConfigs } from './sign-in/oidc-client.js'
+import { MemoryTokenStore } from './stores/token-store.js'
 
 const FORM = 'application/x-www-form-urlencoded'
+
+// Per app (its root instance): the in-process remember tokens every section of it shares by default, so
+// that a device remembered at the shared sign-in is known to each section's guard.
+const defaultTokenStores = new WeakMap<object, MemoryTokenStore>()
+function defaultTokenStore (fastify: FastifyInstance): MemoryTokenStore {
+  let store = defaultTokenStores.get(fastify.server)
+  if (store === undefined) defaultTokenStores.set(fastify.server, store = new MemoryTokenStore())
+  return store
+}
 const DAYS_400 = 400 * 24 * 60 * 60 * 1000
 
 const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = async function (fastify, options) {
@@ -48,7 +60,11 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
   // With findMember, the session keeps the member's id and each request loads the member (session/find-member.ts).
   // findMember comes without getMember (options.ts), so there is a session.
   const finder = opts.findMember === undefined ? undefined : new MemberFinder(opts.findMember.find, opts.findMember.cache)
-  const found = finder === undefined ? memberLookup(opts.getMember, session, opts.sessionKey) : memberById(session!, opts.sessionKey, finder)
+  // "Keep me signed in on this device" (session/remember-me.ts). Off with getMember (options.ts), so there is a session.
+  const rememberMe = opts.rememberMe === false ? undefined : new RememberMe({ maxAgeMs: opts.rememberMe.maxAgeMs, store: opts.rememberMe.store ?? defaultTokenStore(fastify) })
+  const found = finder === undefined
+    ? memberLookup(opts.getMember, session, opts.sessionKey)
+    : memberById(session!, opts.sessionKey, finder, rememberMe === undefined ? undefined : forgetDevicesOf(rememberMe))
   // Sign out everywhere: each member's generation count, held longer than any session it could end may
   // live (the absolute timeout, else 400 days, the longest a browser keeps a cookie). Off with getMember.
   const generations = opts.signOutEverywhere === false
@@ -57,10 +73,10 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
   const lookup = generations === undefined ? found : withGenerations(found, session!, opts.sessionKey, generations)
   // The timeouts wrap every read of the member, so every guard (the host's routes too) enforces them.
   // Off with getMember (options.ts), so there is a session.
-  const memberOf = opts.timeouts === false ? lookup : withTimeouts(lookup, session!, opts.sessionKey, opts.timeouts)
+  const timed = opts.timeouts === false ? lookup : withTimeouts(lookup, session!, opts.sessionKey, opts.timeouts)
   const stylesheet = opts.stylesheet.servePath === undefined ? opts.stylesheet : { ...opts.stylesheet, href: `${mount}${opts.stylesheet.href}` }
   const pages = new PageRenderer(resolveViews(opts.views), { ...opts, stylesheet, session, signOutEverywhere: generations !== undefined }, paths)
-  const everywhere = generations === undefined ? undefined : decorateSignOutEverywhere(fastify, generations, paths.index)
+  const everywhere = generations === undefined ? undefined : decorateSignOutEverywhere(fastify, generations, paths.index, rememberMe?.store)
   // What a visitor of any members-only route gets: this section's login redirect, then its refused index redirect.
   const anonymous: AnonymousRedirect = { baseUrl: opts.baseUrl, loginPath: paths.login, indexPath: paths.index, returnParam: opts.returnParam }
   const sessionDecides = opts.getMember === undefined
@@ -68,7 +84,10 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
   // section keeps a session; reply.signInMember only where it also reads its members from there.
   const step: SignInStepDeps | undefined = session === undefined
     ? undefined
-    : { session, sessionKey: opts.sessionKey, keepSessionData: opts.keepSessionData, finder, section: paths.index, baseUrl: opts.baseUrl, timeouts: opts.timeouts, generations }
+    : { session, sessionKey: opts.sessionKey, keepSessionData: opts.keepSessionData, finder, section: paths.index, baseUrl: opts.baseUrl, timeouts: opts.timeouts, generations, rememberMe }
+  // A remembered device without a session is signed in where the member is read with the reply at hand
+  // (the guards, the index, the login page), behind every check the session's member passes.
+  const memberOf = rememberMe === undefined ? timed : withRememberMe(timed, rememberMe, rememberedSignIn(step!, everywhere))
   // Every way in (the password form, OpenID, reply.signInMember) counts a member's new sessions in the
   // lockout's store, and refuses past lockout.maxNewSessionsPerMinute (sign-in/new-sessions.ts).
   const newSessions = opts.lockout === false ? undefined : new NewSessions(opts.lockout.store, opts.lockout.maxNewSessionsPerMinute)
@@ -113,10 +132,11 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
     // The logout forms' tokens, in every section; the routes in the first section with this login path.
     const csrf = await registerCsrf(section, opts.baseUrl)
     step!.renewCsrfCookie = csrf.dropCookie
-    const settings = { authenticate: opts.authenticate, oidc: options.oidc, sessionKey: opts.sessionKey, logout: paths.logout, findMember: opts.findMember?.find, returnParam: opts.returnParam, timeouts: opts.timeouts }
+    const settings = { authenticate: opts.authenticate, oidc: options.oidc, sessionKey: opts.sessionKey, logout: paths.logout, findMember: opts.findMember?.find, returnParam: opts.returnParam, timeouts: opts.timeouts, rememberMe: rememberMe === undefined ? false as const : rememberMe }
     if (!servesSignIn(section.server, paths, settings)) return
     const oidc = opts.oidc === undefined ? undefined : { options: opts.oidc, configs: await oidcConfigs(section) }
     if (opts.lockout !== false) warnWithoutDeviceSecret(section.log, opts.lockout)
+    if (opts.lockout !== false && rememberMe !== undefined) warnRememberStoreNotShared(section.log, opts.lockout.store, rememberMe.store)
     warnWithoutReservations(section.log, [opts.lockout, opts.loginRateLimit].flatMap((limit) => limit === false ? [] : [limit.store]))
     const passwordChecks = new PasswordChecks(opts.passwordChecks)
     // Before the server waits for its requests to end: the sign-ins still in line are answered now.
@@ -144,7 +164,8 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
       openapi: opts.openapi,
       auditKey: opts.auditKey,
       timeouts: opts.timeouts,
-      signOutEverywhere: everywhere
+      signOutEverywhere: everywhere,
+      rememberMe
     })
   }
 }
@@ -176,6 +197,7 @@ export { eventChannels, subscribeEvent } from './events.js'
 export type { FastifySchoolsResourcesOptions } from './options.js'
 export type { SchoolsResourcesApi, SignOutEverywhereCall } from './types.js'
 export type { SignOutEverywhereOptions } from './session/sign-out-everywhere.js'
+export type { RememberMeOptions } from './session/remember-me.js'
 export type { Member, MembersOnlyOptions, SignInMemberOptions, Credentials, Catalog, CatalogData, Category, CategoryWithResources, Resource, ResourceFormat, CategoriesPage, CategoriesPageQuery, ResourcesPage, ResourcesPageQuery } from './types.js'
 export type { Views, DefaultViews, Page, PageContext, LoginViewData, CategoryViewData, IndexViewData, IndexCategory, ForbiddenViewData } from './pages/views.js'
 export type { ResourceFilter } from './pages/filters.js'

@@ -20,6 +20,8 @@ import type { LockoutOptions, LockoutSettings, LoginRateLimitOptions, LoginRateL
 import { CSRF_DEFAULT_SESSION_KEY, providerKey, type KeepSessionData } from './session/session-data.js'
 import { timesKey, type TimeoutSettings, type TimeoutsOptions } from './session/timeouts.js'
 import { generationKey, type SignOutEverywhereOptions } from './session/sign-out-everywhere.js'
+import { REMEMBER_FIELD, type RememberMeOptions } from './session/remember-me.js'
+import type { TokenStore } from './stores/token-store.js'
 import { passwordCheckDefaults, perAddressDefault, type PasswordCheckSettings, type PasswordChecksOptions } from './sign-in/password-checks.js'
 
 /**
@@ -179,6 +181,12 @@ export interface SectionOptions {
    * on member pages; `false` turns it off. Not with `getMember` (docs/session-lifecycle.md).
    */
   signOutEverywhere?: SignOutEverywhereOptions | false
+  /**
+   * "Keep me signed in on this device": a checkbox on the login form, and a remember token in its own
+   * cookie for `maxAgeMs` (default 30 days), kept in `store` (default a MemoryTokenStore); `false` turns
+   * it off. Not with `getMember` (docs/session-lifecycle.md#keep-me-signed-in).
+   */
+  rememberMe?: RememberMeOptions | false
 }
 
 export interface ResolvedOptions {
@@ -221,6 +229,8 @@ export interface ResolvedOptions {
   membersOnlyOutsideSection: MembersOnlyOutsideSection
   timeouts: TimeoutSettings | false
   signOutEverywhere: { store: AttemptStore } | false
+  /** `store` undefined: the app's one in-process MemoryTokenStore, which every section of it shares. */
+  rememberMe: { maxAgeMs: number, store: TokenStore | undefined } | false
 }
 
 // Fastify passes these through to every plugin; they are not ours to judge.
@@ -234,7 +244,7 @@ const KNOWN_KEYS = new Set<string>([
   'findMember', 'findMemberCache',
   'logoutUrl', 'returnParam', 'membersOnlyOutsideSection',
   'oidc', 'passwordSignIn',
-  'timeouts', 'signOutEverywhere'
+  'timeouts', 'signOutEverywhere', 'rememberMe'
 ])
 const VIEW_KEYS = new Set(['layout', 'index', 'category', 'login', 'notFound', 'forbidden'])
 
@@ -258,8 +268,9 @@ function hostPage (value: unknown, name: string, baseUrl: string | undefined): s
 }
 
 // The login form's own fields: a return parameter of the same name would be read as one of them.
-// The login form's fields and the logout form's (`everywhere`, its "Sign out on all devices" button).
-const FORM_FIELDS = new Set(['_csrf', 'email', 'password', 'everywhere'])
+// The login form's fields (`remember`, its "Keep me signed in" box) and the logout form's (`everywhere`,
+// its "Sign out on all devices" button).
+const FORM_FIELDS = new Set(['_csrf', 'email', 'password', REMEMBER_FIELD, 'everywhere'])
 
 /** The return parameter's name: a query name that needs no encoding (RFC 3986 unreserved characters). */
 function returnParam (value: unknown): string {
@@ -468,7 +479,8 @@ export function resolveOptions (raw: object): ResolvedOptions {
     auditKey: resolveAuditKey(opts.auditKey),
     membersOnlyOutsideSection: parseMembersOnlyOutsideSection(opts.membersOnlyOutsideSection),
     timeouts: resolveTimeouts(opts),
-    signOutEverywhere: resolveSignOutEverywhere(opts, lockout)
+    signOutEverywhere: resolveSignOutEverywhere(opts, lockout),
+    rememberMe: resolveRememberMe(opts)
   }
   if (resolved.prefix === '/') invalidOption('prefix', 'must not be the site root')
   return resolved
@@ -478,17 +490,28 @@ const MINUTES_60 = 60 * 60 * 1000
 const HOURS_12 = 12 * MINUTES_60
 
 /**
+ * The settings of a feature of the section's own session (`timeouts`, `signOutEverywhere`, `rememberMe`),
+ * or false when it is off. With `getMember` the host keeps the session and the section never reads it,
+ * so asking for one fails start-up (`keeps`: what the host's sign-in keeps instead), and left out is off.
+ */
+function ownSessionFeature (opts: Record<string, unknown>, name: string, known: readonly string[], keeps: string): Record<string, unknown> | false {
+  if (opts.getMember !== undefined) {
+    if (opts[name] !== undefined && opts[name] !== false) invalidOption(name, `is for the section's own session; with getMember your sign-in keeps the session${keeps}: leave it out, or false`)
+    return false
+  }
+  const settings = optionalObject(opts, name)
+  if (settings === false) return false
+  for (const key of Object.keys(settings)) if (!known.includes(key)) invalidOption(`${name}.${key}`, `is not a setting of ${name} (${known.join(', ')})`)
+  return settings
+}
+
+/**
  * `timeouts`: both limits on by default. With `getMember` the host keeps the session and the section
  * never reads it, so timeouts it asked for could not be kept: refused, and left out means off.
  */
 function resolveTimeouts (opts: Record<string, unknown>): TimeoutSettings | false {
-  if (opts.getMember !== undefined) {
-    if (opts.timeouts !== undefined && opts.timeouts !== false) invalidOption('timeouts', 'is for the section\'s own session; with getMember your sign-in keeps the session and its timeouts: leave it out, or false')
-    return false
-  }
-  const timeouts = optionalObject(opts, 'timeouts')
+  const timeouts = ownSessionFeature(opts, 'timeouts', ['idleMs', 'absoluteMs'], ' and its timeouts')
   if (timeouts === false) return false
-  for (const key of Object.keys(timeouts)) if (key !== 'idleMs' && key !== 'absoluteMs') invalidOption(`timeouts.${key}`, 'is not a setting of timeouts (idleMs, absoluteMs)')
   const limit = (name: 'idleMs' | 'absoluteMs', fallback: number): number | false => {
     const value = timeouts[name]
     if (value === false) return false
@@ -502,15 +525,30 @@ function resolveTimeouts (opts: Record<string, unknown>): TimeoutSettings | fals
 
 /** `signOutEverywhere`: on by default, counting in `lockout.store`; like the timeouts, refused with getMember. */
 function resolveSignOutEverywhere (opts: Record<string, unknown>, lockout: LockoutSettings | false): { store: AttemptStore } | false {
-  if (opts.getMember !== undefined) {
-    if (opts.signOutEverywhere !== undefined && opts.signOutEverywhere !== false) invalidOption('signOutEverywhere', 'is for the section\'s own session; with getMember your sign-in keeps the session: leave it out, or false')
-    return false
-  }
-  const settings = optionalObject(opts, 'signOutEverywhere')
+  const settings = ownSessionFeature(opts, 'signOutEverywhere', ['store'], '')
   if (settings === false) return false
-  for (const key of Object.keys(settings)) if (key !== 'store') invalidOption(`signOutEverywhere.${key}`, 'is not a setting of signOutEverywhere (store)')
   const store = settings.store ?? (lockout === false ? new MemoryAttemptStore() : lockout.store)
   return { store: attemptStore(store, 'signOutEverywhere.store') }
+}
+
+const DAYS_30 = 30 * 24 * MINUTES_60
+// The longest a browser keeps a cookie (RFC 6265bis caps Max-Age at 400 days).
+const DAYS_400 = 400 * 24 * MINUTES_60
+const TOKEN_STORE_METHODS = ['get', 'set', 'take', 'deleteAll'] as const
+
+/** `rememberMe`: on by default (30 days, tokens in this process); like the timeouts, refused with getMember. */
+function resolveRememberMe (opts: Record<string, unknown>): ResolvedOptions['rememberMe'] {
+  const settings = ownSessionFeature(opts, 'rememberMe', ['maxAgeMs', 'store'], ' and any "keep me signed in"')
+  if (settings === false) return false
+  const maxAgeMs = settings.maxAgeMs ?? DAYS_30
+  if (typeof maxAgeMs !== 'number' || !Number.isSafeInteger(maxAgeMs) || maxAgeMs < 60_000 || maxAgeMs > DAYS_400) {
+    invalidOption('rememberMe.maxAgeMs', 'must be a whole number of milliseconds from 60000 (a minute) to 400 days, e.g. 30 * 24 * 60 * 60 * 1000; or rememberMe: false to turn it off')
+  }
+  const store = settings.store
+  if (store !== undefined && (store === null || typeof store !== 'object' || TOKEN_STORE_METHODS.some((m) => typeof (store as Record<string, unknown>)[m] !== 'function'))) {
+    invalidOption('rememberMe.store', `must implement ${TOKEN_STORE_METHODS.join(', ')} (a TokenStore, such as new RedisTokenStore(client))`)
+  }
+  return { maxAgeMs, store: store as TokenStore | undefined }
 }
 
 const KEEP_SESSION_DATA = 'must be true (all the host stored but the CSRF secret), false (nothing), or a list of session keys such as [\'cart\', \'lang\']'

@@ -114,6 +114,9 @@ export function kindOfValue (value: unknown): string {
  */
 export const NO_DEVICE_SECRET_WARNING = 'FST_SR_NO_DEVICE_SECRET'
 
+/** Code of the start-up warn line when lockout.store is shared but rememberMe.store is the in-process default. */
+export const REMEMBER_STORE_NOT_SHARED_WARNING = 'FST_SR_REMEMBER_STORE_NOT_SHARED'
+
 /**
  * Code of the `warn` line logged once at start-up when a store of the sign-in limits has no `reserve()`
  * and `release()`: the checks in flight are then kept per process, not across instances.

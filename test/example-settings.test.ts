@@ -46,7 +46,9 @@ t.test('every bad setting names its variable, what it must be, and what was give
     [{ SHUTDOWN_READY_PAUSE_MS: '5000', SHUTDOWN_DEADLINE_MS: '4000' }, /^SHUTDOWN_DEADLINE_MS must be longer than SHUTDOWN_READY_PAUSE_MS \(5000\)/],
     [{ IDLE_TIMEOUT_MS: '60m' }, /^IDLE_TIMEOUT_MS must be a whole number of milliseconds, 1000 or more, such as 3600000, or off; got "60m"/],
     [{ IDLE_TIMEOUT_MS: '999' }, /^IDLE_TIMEOUT_MS must be/],
-    [{ ABSOLUTE_TIMEOUT_MS: 'never' }, /^ABSOLUTE_TIMEOUT_MS must be a whole number of milliseconds/]
+    [{ ABSOLUTE_TIMEOUT_MS: 'never' }, /^ABSOLUTE_TIMEOUT_MS must be a whole number of milliseconds/],
+    [{ REMEMBER_ME_MS: '30d' }, /^REMEMBER_ME_MS must be a whole number of milliseconds from 60000 to 400 days, such as 2592000000 \(30 days\), or off; got "30d"/],
+    [{ REMEMBER_ME_MS: '59999' }, /^REMEMBER_ME_MS must be/]
   ]
   for (const [env, message] of cases) {
     t.throws(() => readSettings(env), { name: 'SettingError', message }, JSON.stringify(env))
@@ -56,6 +58,8 @@ t.test('every bad setting names its variable, what it must be, and what was give
   t.match(readSettings({}), { shutdownReadyPauseMs: 0, shutdownDeadlineMs: 10000, filesDir: undefined }, 'shutdown defaults: no pause, 10 s')
   t.same(readSettings({}).timeouts, { idleMs: 3_600_000, absoluteMs: 43_200_000 }, 'the section\'s timeouts by default')
   t.same(readSettings({ IDLE_TIMEOUT_MS: '3000', ABSOLUTE_TIMEOUT_MS: ' OFF ' }).timeouts, { idleMs: 3000, absoluteMs: false }, 'a short idle limit; off')
+  t.equal(readSettings({}).rememberMeMs, 30 * 24 * 60 * 60 * 1000, 'remember a device 30 days by default')
+  t.same(['off', ' 0 ', 'false', '86400000'].map((REMEMBER_ME_MS) => readSettings({ REMEMBER_ME_MS }).rememberMeMs), [false, false, false, 86_400_000])
   t.match(readSettings({ SHUTDOWN_READY_PAUSE_MS: '5000', SHUTDOWN_DEADLINE_MS: '60000', FILES_DIR: '/srv/files' }), { shutdownReadyPauseMs: 5000, shutdownDeadlineMs: 60000, filesDir: '/srv/files' })
   t.equal(readSettings({ TRUST_PROXY: '10.0.0.1,10.0.0.0/8,fd00::/8' }).trustProxy, '10.0.0.1,10.0.0.0/8,fd00::/8', 'addresses and CIDRs')
   t.equal(readSettings({ TRUST_PROXY: 'false' }).trustProxy, undefined)

@@ -213,3 +213,16 @@ t.test('IDLE_TIMEOUT_MS reaches the section: a classroom browser left alone is s
   const login = await fetch(`${address}/Security/login`, { headers: { cookie: 'sr_notice=idle' } })
   t.match(await login.text(), 'You were signed out after 1 second without activity.')
 })
+
+t.test('REMEMBER_ME_MS reaches the section: a remembered browser comes back without its session; off: no box', async (t) => {
+  const app = await buildApp({ ...config, rememberMeMs: 24 * 60 * 60 * 1000 })
+  t.teardown(() => app.close())
+  const ok = await postLogin(app, { email: config.demoEmail, password: config.demoPassword, remember: '1' })
+  const remember = ok.cookies.find((c) => c.name === 'sr_remember')!
+  t.equal(remember.maxAge, 24 * 60 * 60, 'a day')
+  const back = await app.inject({ url: '/schools/resources/resources/maths/', headers: { cookie: `sr_remember=${remember.value}` } })
+  t.equal(back.statusCode, 200, 'signed in from the token alone')
+  const off = await buildApp({ ...config, rememberMeMs: false })
+  t.teardown(() => off.close())
+  t.notMatch((await off.inject('/Security/login')).body, 'Keep me signed in')
+})

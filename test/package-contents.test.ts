@@ -15,7 +15,7 @@ const pack = JSON.parse(execFileSync('npm', ['pack', '--dry-run', '--json', '--i
 const packed: Set<string> = new Set(pack.files.map((f) => f.path))
 
 // The budget of issue #22: a site pays for what runs, not for the repository's extras.
-const MAX_PACKED_BYTES = 250_000
+const MAX_PACKED_BYTES = 260_000
 
 t.test('the tarball holds the library, its types, and the user docs: nothing else', async (t) => {
   // No source maps: they would point at lib/*.ts, which is not shipped (docs/package.md).

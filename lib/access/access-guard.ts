@@ -135,7 +135,8 @@ function guard (deps: AccessGuardDeps, admitMember: Admit, limitEveryone: boolea
 
   /** True when the request may go on to the page; otherwise it has been answered. */
   async function admit (request: FastifyRequest, reply: FastifyReply): Promise<boolean> {
-    const member = await memberOf(request) ?? undefined
+    // With the reply: a remembered device is signed in here, and the page served.
+    const member = await memberOf(request, reply) ?? undefined
     if (member === undefined) {
       // Checked for everyone already when limitEveryone; otherwise only here, as the Location quotes the address.
       const tooLong = limitEveryone ? undefined : targetTooLong(request)

@@ -6,6 +6,7 @@ import { invalidOption } from '../option-checks.js'
 import { kAnonymousRedirect } from '../symbols.js'
 import { answerAnonymous, targetTooLong } from './anonymous-answer.js'
 import { FASTIFY_SESSION, SECURE_SESSION } from '../session/session-adapter.js'
+import { hasRememberCookie } from '../session/remember-me.js'
 
 const { FST_SR_NO_SECTION, FST_SR_PLUGIN_ORDER } = errorCodes
 
@@ -29,7 +30,7 @@ export function sessionCookieName (name: unknown): string {
 }
 
 /**
- * Whether the request carries a session cookie, as @fastify/cookie parsed it. When the cookie plugin
+ * Whether the request carries a session cookie (or a remember cookie), as @fastify/cookie parsed it. When the cookie plugin
  * has not parsed anything (its hook is set to run later), any Cookie header counts: the request then
  * takes the normal path, where the session plugin decides.
  */
@@ -37,7 +38,8 @@ function hasSessionCookie (request: FastifyRequest, cookieName: string): boolean
   const cookies = (request as { cookies?: Record<string, string | undefined> }).cookies
   if (cookies === undefined || cookies === null) return request.headers.cookie !== undefined
   const value = cookies[cookieName]
-  return value !== undefined && value !== ''
+  // A remembered device has no session yet: the section signs it in (session/remember-me.ts).
+  return (value !== undefined && value !== '') || hasRememberCookie(cookies)
 }
 
 /**

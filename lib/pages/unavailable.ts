@@ -61,7 +61,7 @@ function logOutage (request: FastifyRequest, error: FastifyError | Error): void 
  * Fastify's fallback handler with the internal message. onResponse hooks still run, and the headers
  * already set on the reply (security headers) are kept. The connection is closed after the answer.
  */
-function sendStoreUnavailable (error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply, expireCookie?: string, answer: OutageAnswer = expireCookie === undefined ? 'unavailable' : 'signed-out'): FastifyReply {
+function sendStoreUnavailable (error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply, expireCookie?: string | string[], answer: OutageAnswer = expireCookie === undefined ? 'unavailable' : 'signed-out'): FastifyReply {
   logOutage(request, error)
   const json = wantsJson(request)
   const signedOut = expireCookie !== undefined
@@ -74,7 +74,7 @@ function sendStoreUnavailable (error: FastifyError | Error, request: FastifyRequ
   for (const [name, value] of Object.entries(reply.getHeaders())) {
     if (value !== undefined && name !== 'location' && name !== 'set-cookie') headers[name] = value
   }
-  if (signedOut) headers['set-cookie'] = expiredCookie(request, expireCookie)
+  if (signedOut) headers['set-cookie'] = typeof expireCookie === 'string' ? expiredCookie(request, expireCookie) : expireCookie.map((name) => expiredCookie(request, name))
   reply.hijack()
   reply.raw.writeHead(503, {
     ...headers,
@@ -92,11 +92,11 @@ function sendStoreUnavailable (error: FastifyError | Error, request: FastifyRequ
 
 /**
  * The logout form's "Sign out on all devices" when the store of the counts is down: this browser's session
- * has ended and its cookie is expired here (the answer skips onSend, where a cookie session would clear
- * it), and the page says the member's other devices are still signed in.
+ * has ended and its cookies (the session's, the remembered device's) are expired here (the answer skips
+ * onSend, where they would be cleared), and the page says the member's other devices are still signed in.
  */
-export function sendOthersNotSignedOut (error: Error, request: FastifyRequest, reply: FastifyReply, cookieName: string): FastifyReply {
-  return sendStoreUnavailable(error, request, reply, cookieName, 'others-kept')
+export function sendOthersNotSignedOut (error: Error, request: FastifyRequest, reply: FastifyReply, cookieNames: string[]): FastifyReply {
+  return sendStoreUnavailable(error, request, reply, cookieNames, 'others-kept')
 }
 
 /**

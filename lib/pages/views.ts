@@ -53,6 +53,11 @@ export interface LoginViewData {
   providers?: Array<{ id: string, label: string, href: string }>
   /** Whether the page has the password form (false with `passwordSignIn: false`); true when left out. */
   passwordForm?: boolean
+  /**
+   * Whether the form offers "Keep me signed in on this device" (option `rememberMe`): a checkbox named
+   * `remember`, value `1`. An OpenID button carries it as `remember=1` in its start address's query.
+   */
+  remember?: boolean
 }
 
 /** A category on the index, as the visitor may open it. */
@@ -343,10 +348,18 @@ ${data.backUrl === undefined ? '' : returnField(ctx, data.backUrl)}
 <input id="email" name="email" type="email" autocomplete="username" required value="${data.email ?? ''}"></p>
 <p><label for="password">Password</label>
 <input id="password" name="password" type="password" autocomplete="current-password" required></p>
-<p><button type="submit">Sign in</button></p>
+${data.remember === true ? rememberBox() : ''}<p><button type="submit">Sign in</button></p>
 </form>`}
 </div>`
   }
+}
+
+/** "Keep me signed in on this device", off by default, with the warning its hint says to screen readers too. */
+function rememberBox (): SafeHtml {
+  return html`<p><input id="remember" name="remember" type="checkbox" value="1" aria-describedby="remember-hint">
+<label for="remember">Keep me signed in on this device</label></p>
+<p class="hint" id="remember-hint">Don't use this on a shared or public computer: anyone who uses it after you would be signed in as you.</p>
+`
 }
 
 /** One link per OpenID provider, above the password form: "Sign in with Google". */

@@ -127,7 +127,8 @@ export function sectionRoutes (fastify: FastifyInstance, deps: SectionDeps): voi
   const { catalog, memberOf, pages, paths, prefix } = deps
 
   async function sectionIndex (request: FastifyRequest, reply: FastifyReply) {
-    const member = await memberOf(request) ?? undefined
+    // With the reply: a remembered device is signed in here too.
+    const member = await memberOf(request, reply) ?? undefined
     // A member a timeout signed out here is told so on the login page, as on a members-only page.
     if (member === undefined) noteSessionEnd(request, reply, paths.login)
     const json = wantsJson(request)

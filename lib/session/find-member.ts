@@ -82,9 +82,10 @@ export class MemberFinder {
 /**
  * Who is signed in when the host gives `findMember`: the member whose id the session holds, as findMember
  * (through its cache) has them now. A member it no longer finds, or whose session version is not the one
- * stored at sign-in, is a visitor, and their session is ended.
+ * stored at sign-in, is a visitor, and their session is ended; one it no longer finds is `gone` too
+ * (their remembered devices are forgotten).
  */
-export function memberById (session: SessionAdapter, sessionKey: string, finder: MemberFinder): MemberLookup {
+export function memberById (session: SessionAdapter, sessionKey: string, finder: MemberFinder, gone?: (id: MemberId, request: FastifyRequest) => Promise<void>): MemberLookup {
   const stored = storedMember(session, sessionKey)
   return async function memberFromFinder (request) {
     const held = stored(request)
@@ -92,6 +93,7 @@ export function memberById (session: SessionAdapter, sessionKey: string, finder:
     const found = await finder.find(request, held.id)
     // Strict on purpose: a session from before versions were given (or after they stopped) signs in again.
     if (found !== null && found.sessionVersion === held.sessionVersion) return found
+    if (found === null) await gone?.(held.id, request)
     await forgetStoredMember(request, session)
     return undefined
   }

@@ -1,4 +1,4 @@
-import type { FastifyRequest } from 'fastify'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Member } from '../types.js'
 import { errorCodes } from '../errors.js'
 import type { SessionAdapter } from './session-adapter.js'
@@ -6,7 +6,11 @@ import { emitProcessWarning, kindOfValue, NOT_A_MEMBER_WARNING, warnHostMistakeO
 
 const { FST_SR_INVALID_MEMBER } = errorCodes
 
-export type MemberLookup = (request: FastifyRequest) => Member | null | undefined | Promise<Member | null | undefined>
+/**
+ * Who is signed in on `request`. Given the `reply` too (the guards, the index, the login page), a
+ * remembered device may be signed in on the way (remember-me.ts).
+ */
+export type MemberLookup = (request: FastifyRequest, reply?: FastifyReply) => Member | null | undefined | Promise<Member | null | undefined>
 
 export function isMember (value: unknown): value is Member {
   if (value === null || typeof value !== 'object') return false
@@ -51,12 +55,33 @@ function warnNotAMember (request: FastifyRequest, sessionKey: string): void {
   emitProcessWarning(message, 'UserWarning', NOT_A_MEMBER_WARNING)
 }
 
+// The requests whose session a check may end while a remember cookie could still sign them in again
+// (remember-me.ts): the end is noted here, and done only if the token does not replace the session.
+const deferred = new WeakMap<FastifyRequest, boolean>()
+
+/** From now until sessionEndDeferred(request), an end of this request's session is only noted. */
+export function deferSessionEnd (request: FastifyRequest): void {
+  deferred.set(request, false)
+}
+
+/** Stops deferring; whether a session end was noted meanwhile. */
+export function sessionEndDeferred (request: FastifyRequest): boolean {
+  const noted = deferred.get(request) === true
+  deferred.delete(request)
+  return noted
+}
+
 /**
  * Ends the session of a member who may no longer be signed in (findMember no longer finds them, or their
  * session version changed), as a sign-out does. Resolves in any case: should the store fail here, the
  * request is still answered as a visitor's, and the next one tries again.
  */
 export async function forgetStoredMember (request: FastifyRequest, session: SessionAdapter): Promise<void> {
+  // A remember cookie is being checked: the session ends only if the token does not replace it.
+  if (deferred.has(request)) {
+    deferred.set(request, true)
+    return
+  }
   try {
     // Only for a session that held a member's id: there is one.
     await session.of(request)!.end()

@@ -13,6 +13,7 @@ import type { SessionAdapter, SessionHandle } from './session-adapter.js'
 import { keptAtSignIn, providerKey, type KeepSessionData } from './session-data.js'
 import { timesAtSignIn, timesKey, type TimeoutSettings } from './timeouts.js'
 import { generationKey, type Generations } from './sign-out-everywhere.js'
+import type { RememberMe } from './remember-me.js'
 
 const { FST_SR_INSECURE_SIGN_IN, FST_SR_INVALID_SIGN_IN_OPTIONS } = errorCodes
 
@@ -23,6 +24,8 @@ const METHOD = /^[a-z0-9-]{1,32}$/
 export interface SignInHow {
   method: string
   provider?: string
+  /** The login form's "Keep me signed in on this device" was ticked: a remember token too (remember-me.ts). */
+  remember?: boolean
 }
 
 /** `method` (or `provider`: `name`) as given, or FST_SR_INVALID_SIGN_IN_OPTIONS (a TypeError) that says what one is. */
@@ -53,6 +56,8 @@ export interface SignInStepDeps {
   timeouts: TimeoutSettings | false
   /** The generation counts of "sign out everywhere", whose current one every sign-in copies; undefined: off. */
   generations: Generations | undefined
+  /** "Keep me signed in on this device"; undefined: off. */
+  rememberMe?: RememberMe | undefined
   /** Drops the CSRF cookie when it is the section's own, so that sign-in renews it (set once the section registers it). */
   renewCsrfCookie?: ((reply: FastifyReply) => void) | undefined
 }
@@ -123,6 +128,8 @@ export async function signInSession (request: FastifyRequest, reply: FastifyRepl
   const stored = await storedAtSignIn(request, member, deps.finder, source)
   // Read from the store itself (not a cache), before the session changes: an outage leaves it as it was.
   const generation = await deps.generations?.now(member.id)
+  // The token is stored before the session changes too; its cookie goes out with the new session.
+  const token = how.remember === true ? await deps.rememberMe?.issue(stored, generation) : undefined
   await session.renew(keptAtSignIn(session, member, deps))
   session.set(deps.sessionKey, stored)
   if (how.provider !== undefined) session.set(providerKey(deps.sessionKey), how.provider)
@@ -130,6 +137,7 @@ export async function signInSession (request: FastifyRequest, reply: FastifyRepl
   if (generation !== undefined) session.set(generationKey(deps.sessionKey), generation)
   // A new CSRF secret too (the next page makes it), so that a token seen before sign-in is worthless after.
   deps.renewCsrfCookie?.(reply)
+  if (token !== undefined) deps.rememberMe!.setCookie(request, reply, token)
   if (signInSucceeded.hasSubscribers) {
     signInSucceeded.publish({ ...eventBase(request, deps.section), memberId: stored.id, method: how.method, ...(how.provider === undefined ? {} : { provider: how.provider }) })
   }

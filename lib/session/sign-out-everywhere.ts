@@ -4,6 +4,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { LruMap } from 'toad-cache'
 import type { AttemptStore } from '../stores/attempt-store.js'
+import type { TokenStore } from '../stores/token-store.js'
 import type { Member, SchoolsResourcesApi } from '../types.js'
 import { errorCodes } from '../errors.js'
 import { signedOutEverywhere } from '../events.js'
@@ -101,14 +102,20 @@ export function withGenerations (lookup: MemberLookup, session: SessionAdapter, 
   }
 }
 
-// Per API object: the generation stores of the sections that share it (one app, several sections).
-const counters = new WeakMap<SchoolsResourcesApi, Generations[]>()
+/** What a sign-out everywhere ends, per API object: the sections' generation counts and remember-token stores. */
+interface Ended {
+  generations: Generations[]
+  tokens: TokenStore[]
+}
+
+// Per API object: what the sections that share it keep (one app, several sections).
+const counters = new WeakMap<SchoolsResourcesApi, Ended>()
 
 /**
  * Decorates `fastify.schoolsResources` once per app (a later section adds its store), and answers the
  * function the logout form's button calls.
  */
-export function decorateSignOutEverywhere (fastify: FastifyInstance, generations: Generations, section: string): (memberId: Member['id'], request: FastifyRequest) => Promise<void> {
+export function decorateSignOutEverywhere (fastify: FastifyInstance, generations: Generations, section: string, tokens: TokenStore | undefined): (memberId: Member['id'], request: FastifyRequest, by?: string) => Promise<void> {
   let api = fastify.hasDecorator('schoolsResources') ? fastify.schoolsResources : undefined
   if (api === undefined) {
     const made: SchoolsResourcesApi = {
@@ -117,17 +124,22 @@ export function decorateSignOutEverywhere (fastify: FastifyInstance, generations
       }
     }
     fastify.decorate('schoolsResources', made)
-    counters.set(made, [])
+    counters.set(made, { generations: [], tokens: [] })
     api = made
   }
-  const list = counters.get(api)!
-  if (!list.some((g) => g.store === generations.store)) list.push(generations)
+  const ended = counters.get(api)!
+  if (!ended.generations.some((g) => g.store === generations.store)) ended.generations.push(generations)
+  if (tokens !== undefined && !ended.tokens.includes(tokens)) ended.tokens.push(tokens)
   const shared = api
-  return (memberId, request) => signOutEverywhereNow(shared, memberId, memberId, { app: request.server, section, requestId: request.id, clientAddress: request.ip })
+  // The button: the member asked; a stolen remember token: `by` says so.
+  return (memberId, request, by) => signOutEverywhereNow(shared, memberId, by ?? memberId, { app: request.server, section, requestId: request.id, clientAddress: request.ip })
 }
 
 async function signOutEverywhereNow (api: SchoolsResourcesApi, memberId: Member['id'], by: string | number | undefined,
   base: { app: FastifyInstance, section: string | undefined, requestId: string | undefined, clientAddress: string | undefined }): Promise<void> {
-  for (const generations of counters.get(api)!) await generations.bump(memberId)
+  const ended = counters.get(api)!
+  for (const generations of ended.generations) await generations.bump(memberId)
+  // Every remembered device too: a token would otherwise sign a device in again.
+  for (const tokens of ended.tokens) await tokens.deleteAll(String(memberId))
   if (signedOutEverywhere.hasSubscribers) signedOutEverywhere.publish({ ...base, memberId, requestedBy: by })
 }

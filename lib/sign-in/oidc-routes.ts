@@ -7,6 +7,7 @@ import { errorCodes } from '../errors.js'
 import { eventBase, signInFailed } from '../events.js'
 import { isHttpsBase, siteOrigin } from '../redirect/site-origin.js'
 import type { SignInStepDeps } from '../session/sign-in-step.js'
+import { REMEMBER_FIELD, wantsRemember } from '../session/remember-me.js'
 import { isJsonClient, sendJsonError } from '../pages/negotiation.js'
 import type { LoginViewData } from '../pages/views.js'
 import { retryTime } from '../pages/views.js'
@@ -50,6 +51,8 @@ interface HeldState {
   b?: string
   /** When it was made, in epoch milliseconds. */
   t: number
+  /** 1: "Keep me signed in on this device" was ticked (the start's `remember` query field). */
+  r?: 1
 }
 
 export interface OidcRouteDeps {
@@ -184,6 +187,7 @@ export function oidcRoutes (fastify: FastifyInstance, deps: OidcRouteDeps): void
     }
     const held: HeldState = { s: client.randomState() + (retry ? RETRY_MARK : ''), n: client.randomNonce(), v: client.randomPKCECodeVerifier(), t: Date.now() }
     if (backUrl !== undefined) held.b = backUrl
+    if (deps.step.rememberMe !== undefined && !retry && wantsRemember(query[REMEMBER_FIELD])) held.r = 1
     const url = client.buildAuthorizationUrl(config, {
       redirect_uri: redirectUri(provider.id),
       scope: provider.scopes.join(' '),
@@ -251,7 +255,7 @@ export function oidcRoutes (fastify: FastifyInstance, deps: OidcRouteDeps): void
     if (member === null || member === undefined) return refuseCounted(request, reply, 'oidc-no-member', provider, MESSAGES.noMember, backUrl)
     try {
       // Not a member: FST_SR_INVALID_MEMBER naming resolveMember (the step checks it).
-      return await signInAndReturn(reply, member, backUrl, { method: 'oidc', provider: provider.id }, deps.step, 'resolveMember', deps.newSessions)
+      return await signInAndReturn(reply, member, backUrl, { method: 'oidc', provider: provider.id, remember: held.r === 1 }, deps.step, 'resolveMember', deps.newSessions)
     } catch (err) {
       // Past the member's bound on new sessions: the login page saying until when (Retry-After is set).
       if ((err as FastifyError).code === SESSION_RATE_LIMITED) return refuse(reply, err as FastifyError, backUrl)

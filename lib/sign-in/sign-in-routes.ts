@@ -12,6 +12,7 @@ import { sessionCookieWritten, type SignInStepDeps } from '../session/sign-in-st
 import { signInAndReturn } from './sign-in-member.js'
 import { providerKey } from '../session/session-data.js'
 import { takeNotice, type TimeoutSettings } from '../session/timeouts.js'
+import { REMEMBER_FIELD, rememberCookieName, wantsRemember, type RememberMe, type RememberMeSettings } from '../session/remember-me.js'
 import type { ResolvedOidc } from './oidc-options.js'
 import type { ProviderConfigs } from './oidc-client.js'
 import { oidcRoutes, providerHref, providerSignOut } from './oidc-routes.js'
@@ -74,6 +75,8 @@ export interface SignInDeps {
   timeouts: TimeoutSettings | false
   /** The logout form's "Sign out on all devices" (`everywhere=1`); undefined: off. */
   signOutEverywhere?: ((memberId: Member['id'], request: FastifyRequest) => Promise<void>) | undefined
+  /** "Keep me signed in on this device": the form's box, and the device forgotten at sign-out; undefined: off. */
+  rememberMe?: RememberMe | undefined
 }
 
 // Longer values cannot be real credentials; refusing them early keeps hashing cost bounded.
@@ -100,6 +103,13 @@ export interface SignInSettings {
   returnParam: string
   /** The timeouts, whose times the shared sign-in starts. */
   timeouts: TimeoutSettings | false
+  /** "Keep me signed in": the box the shared form shows, the tokens every section reads. */
+  rememberMe: RememberMeSettings | false
+}
+
+/** Whether two sections remember devices alike: both off, or the same lifetime in the same store. */
+function sameRememberMe (a: RememberMeSettings | false, b: RememberMeSettings | false): boolean {
+  return a === false || b === false ? a === b : a.maxAgeMs === b.maxAgeMs && a.store === b.store
 }
 
 /** Whether two sections keep the same timeouts (each reads them, the shared sign-in starts them). */
@@ -125,7 +135,7 @@ export function servesSignIn (server: object, paths: SectionPaths, settings: Sig
   }
   if (first.authenticate !== settings.authenticate || first.sessionKey !== settings.sessionKey || first.logout !== settings.logout ||
     first.findMember !== settings.findMember || first.returnParam !== settings.returnParam || first.oidc !== settings.oidc ||
-    !sameTimeouts(first.timeouts, settings.timeouts)) {
+    !sameTimeouts(first.timeouts, settings.timeouts) || !sameRememberMe(first.rememberMe, settings.rememberMe)) {
     throw new FST_SR_SHARED_SIGN_IN(paths.index, paths.login)
   }
   return false
@@ -157,7 +167,7 @@ function signInForms (fastify: FastifyInstance, deps: SignInDeps): void {
     const ctx = pages.context(member, reply)
     reply.code(status).header('cache-control', 'no-store')
     const providers = deps.oidc?.options.providers.map(({ id, label }) => ({ id, label, href: providerHref(paths, id, returnParam, data.backUrl) })) ?? []
-    return pages.sendView(reply, 'login', { ...data, csrfToken: csrfToken(reply), providers, passwordForm }, ctx)
+    return pages.sendView(reply, 'login', { ...data, csrfToken: csrfToken(reply), providers, passwordForm, remember: deps.rememberMe !== undefined }, ctx)
   }
 
   /** A refused sign-in: the form again with the message, or for a JSON client the error with its code. */
@@ -219,7 +229,8 @@ function signInForms (fastify: FastifyInstance, deps: SignInDeps): void {
   }
 
   fastify.get(deps.routes.login, { schema: routeSchema(deps.openapi, loginDoc) }, async function loginForm (request, reply) {
-    const member = await memberOf(request) ?? undefined
+    // With the reply: a remembered device is signed in here too.
+    const member = await memberOf(request, reply) ?? undefined
     if (wantsJson(request)) {
       reply.header('cache-control', 'no-store').header('vary', 'Accept')
       return { signedIn: member !== undefined, csrfToken: csrfToken(reply) }
@@ -250,7 +261,13 @@ function signInForms (fastify: FastifyInstance, deps: SignInDeps): void {
     const session = deps.session.of(request)
     const via = deps.oidc === undefined ? undefined : session?.get(providerKey(deps.step.sessionKey))
     await session?.end()
-    if (othersKept !== undefined) return sendOthersNotSignedOut(othersKept, request, reply, deps.session.cookieName)
+    // This device is forgotten too (every device with everywhere=1, above).
+    await deps.rememberMe?.forgetThisDevice(request, reply)
+    if (othersKept !== undefined) {
+      // The answer skips onSend, where the cookies set above would go out: it expires both itself.
+      const cookies = [deps.session.cookieName, ...(deps.rememberMe === undefined ? [] : [rememberCookieName(request)])]
+      return sendOthersNotSignedOut(othersKept, request, reply, cookies)
+    }
     if (signedOut.hasSubscribers) signedOut.publish({ ...eventBase(request, paths.index), memberId: member?.id })
     reply.header('cache-control', 'no-store')
     if (via !== undefined) {
@@ -372,7 +389,7 @@ function signInForms (fastify: FastifyInstance, deps: SignInDeps): void {
 
     // A new session id at sign-in (session fixation), what of the host's data comes along (keepSessionData),
     // the member stored, the event: the step every way in shares. The bound on new sessions was counted above.
-    return signInAndReturn(reply, member, backUrl, { method: 'password' }, deps.step, 'authenticate', undefined)
+    return signInAndReturn(reply, member, backUrl, { method: 'password', remember: wantsRemember(body[REMEMBER_FIELD]) }, deps.step, 'authenticate', undefined)
   })
 
   /** A sign-in refused because every password check and place in line is taken: 503 with Retry-After. */

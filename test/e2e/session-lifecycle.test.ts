@@ -1,6 +1,7 @@
 // End to end, in headless Chromium: what a school says about sessions (docs/session-lifecycle.md). A
-// classroom browser is signed out after the idle limit and the login page says why; two browsers of one
-// teacher both end when she signs out on all devices from one of them.
+// classroom browser is signed out after the idle limit and the login page says why; a laptop that kept
+// the teacher signed in comes back signed in after a restart; two browsers of one teacher both end when
+// she signs out on all devices from one of them.
 // Skipped (and says so) when Chromium is missing, except under CI=true, where that is a failure.
 import t, { type Test } from 'tap'
 import { existsSync } from 'node:fs'
@@ -100,6 +101,42 @@ if (!existsSync(CHROMIUM)) {
     await page.getByLabel('Password').fill(PASSWORD)
     await Promise.all([page.waitForURL(`${base}${MATHS}`), page.getByRole('button', { name: 'Sign in' }).click()])
     t.pass('signed in again, back on the category')
+  })
+
+  t.test('a remembered laptop: the browser restarts after the idle limit and comes back signed in', async (t) => {
+    const base = classroom
+    const first = await newContext(t)
+    const page = await first.newPage()
+    await page.goto(`${base}${MATHS}`)
+    await page.getByLabel('Email').fill(EMAIL)
+    await page.getByLabel('Password').fill(PASSWORD)
+    const box = page.getByLabel('Keep me signed in on this device')
+    t.equal(await box.isChecked(), false, 'off by default')
+    await box.check()
+    await Promise.all([page.waitForURL(`${base}${MATHS}`), page.getByRole('button', { name: 'Sign in' }).click()])
+    const remember = (await first.cookies()).find((c) => c.name === 'sr_remember')
+    t.ok(remember !== undefined, 'a remember cookie')
+    t.match(remember, { httpOnly: true, sameSite: 'Lax', path: '/' })
+    const days = (remember!.expires * 1000 - Date.now()) / 86_400_000
+    t.ok(days > 29.9 && days <= 30, `it lasts the remembered days (${days.toFixed(2)})`)
+    // The browser is closed: only its persistent cookies survive (a session cookie, expires -1, would not).
+    const state = await first.storageState()
+    await first.close()
+    await sleep(IDLE_MS + 500)
+    const restarted = await browser!.newContext({ storageState: { cookies: state.cookies.filter((c) => c.expires > 0), origins: [] } })
+    t.teardown(() => restarted.close())
+    const again = await restarted.newPage()
+    const res = await again.goto(`${base}${MATHS}`)
+    t.equal(res?.status(), 200, 'past the idle limit, the category itself: signed in again silently')
+    t.equal(again.url(), `${base}${MATHS}`, 'no detour through the login page')
+    t.equal(await again.getByRole('heading', { level: 1 }).textContent(), 'Mathematics')
+    const rotated = (await restarted.cookies()).find((c) => c.name === 'sr_remember')
+    t.not(rotated?.value, remember!.value, 'a new token for the next visit')
+    // Signing out forgets the device: the next restart lands on the login page.
+    await Promise.all([again.waitForURL(`${base}/schools/resources/`), again.getByRole('button', { name: 'Sign out', exact: true }).click()])
+    t.equal((await restarted.cookies()).find((c) => c.name === 'sr_remember'), undefined, 'the cookie is gone')
+    await again.goto(`${base}${MATHS}`)
+    t.equal(again.url(), `${base}${LOGIN_FOR_MATHS}`, 'signed out stays signed out')
   })
 
   t.test('two browsers of one teacher: "Sign out on all devices" in one ends both', async (t) => {
