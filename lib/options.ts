@@ -20,6 +20,7 @@ import type { LockoutOptions, LockoutSettings, LoginRateLimitOptions, LoginRateL
 import { CSRF_DEFAULT_SESSION_KEY, providerKey, type KeepSessionData } from './session/session-data.js'
 import { timesKey, type TimeoutSettings, type TimeoutsOptions } from './session/timeouts.js'
 import { generationKey, type SignOutEverywhereOptions } from './session/sign-out-everywhere.js'
+import { resolvePasswordReset, type PasswordResetOptions, type PasswordResetSettings } from './password-reset/options.js'
 import { passwordCheckDefaults, perAddressDefault, type PasswordCheckSettings, type PasswordChecksOptions } from './sign-in/password-checks.js'
 
 /**
@@ -179,6 +180,12 @@ export interface SectionOptions {
    * on member pages; `false` turns it off. Not with `getMember` (docs/session-lifecycle.md).
    */
   signOutEverywhere?: SignOutEverywhereOptions | false
+  /**
+   * "Forgotten your password?" at `/Security/lostpassword` and `/Security/changepassword` (the login
+   * page's folder): the host's hooks, the link's life, its store and limits (docs/password-reset.md).
+   * Only with the section's own password form, `baseUrl` and `signOutEverywhere`; left out: no routes.
+   */
+  passwordReset?: PasswordResetOptions
 }
 
 export interface ResolvedOptions {
@@ -221,6 +228,7 @@ export interface ResolvedOptions {
   membersOnlyOutsideSection: MembersOnlyOutsideSection
   timeouts: TimeoutSettings | false
   signOutEverywhere: { store: AttemptStore } | false
+  passwordReset: PasswordResetSettings | undefined
 }
 
 // Fastify passes these through to every plugin; they are not ours to judge.
@@ -234,9 +242,9 @@ const KNOWN_KEYS = new Set<string>([
   'findMember', 'findMemberCache',
   'logoutUrl', 'returnParam', 'membersOnlyOutsideSection',
   'oidc', 'passwordSignIn',
-  'timeouts', 'signOutEverywhere'
+  'timeouts', 'signOutEverywhere', 'passwordReset'
 ])
-const VIEW_KEYS = new Set(['layout', 'index', 'category', 'login', 'notFound', 'forbidden'])
+const VIEW_KEYS = new Set(['layout', 'index', 'category', 'login', 'notFound', 'forbidden', 'lostPassword', 'changePassword'])
 
 const PATH_RULE = 'a leading slash, no trailing slash, no query'
 
@@ -468,9 +476,17 @@ export function resolveOptions (raw: object): ResolvedOptions {
     auditKey: resolveAuditKey(opts.auditKey),
     membersOnlyOutsideSection: parseMembersOnlyOutsideSection(opts.membersOnlyOutsideSection),
     timeouts: resolveTimeouts(opts),
-    signOutEverywhere: resolveSignOutEverywhere(opts, lockout)
+    signOutEverywhere: resolveSignOutEverywhere(opts, lockout),
+    passwordReset: undefined
   }
   if (resolved.prefix === '/') invalidOption('prefix', 'must not be the site root')
+  resolved.passwordReset = resolvePasswordReset(opts.passwordReset, {
+    signIn,
+    passwordSignIn,
+    baseUrl,
+    signOutEverywhere: resolved.signOutEverywhere !== false,
+    lockoutStore: lockout === false ? undefined : lockout.store
+  })
   return resolved
 }
 

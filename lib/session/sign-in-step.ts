@@ -53,6 +53,8 @@ export interface SignInStepDeps {
   timeouts: TimeoutSettings | false
   /** The generation counts of "sign out everywhere", whose current one every sign-in copies; undefined: off. */
   generations: Generations | undefined
+  /** Ends the member's password reset links (`passwordReset`): a sign-in proves they need none (set once the reset routes register). */
+  endResetLinks?: ((memberId: Member['id']) => Promise<void>) | undefined
   /** Drops the CSRF cookie when it is the section's own, so that sign-in renews it (set once the section registers it). */
   renewCsrfCookie?: ((reply: FastifyReply) => void) | undefined
 }
@@ -123,6 +125,7 @@ export async function signInSession (request: FastifyRequest, reply: FastifyRepl
   const stored = await storedAtSignIn(request, member, deps.finder, source)
   // Read from the store itself (not a cache), before the session changes: an outage leaves it as it was.
   const generation = await deps.generations?.now(member.id)
+  await deps.endResetLinks?.(member.id)
   await session.renew(keptAtSignIn(session, member, deps))
   session.set(deps.sessionKey, stored)
   if (how.provider !== undefined) session.set(providerKey(deps.sessionKey), how.provider)

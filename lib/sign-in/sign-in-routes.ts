@@ -73,6 +73,8 @@ export interface SignInDeps {
   timeouts: TimeoutSettings | false
   /** The logout form's "Sign out on all devices" (`everywhere=1`); undefined: off. */
   signOutEverywhere?: ((memberId: Member['id'], request: FastifyRequest) => Promise<void>) | undefined
+  /** The "Forgotten your password?" page the login page links to (`passwordReset`); undefined: no link. */
+  lostPasswordUrl?: string | undefined
 }
 
 // Longer values cannot be real credentials; refusing them early keeps hashing cost bounded.
@@ -99,6 +101,8 @@ export interface SignInSettings {
   returnParam: string
   /** The timeouts, whose times the shared sign-in starts. */
   timeouts: TimeoutSettings | false
+  /** The host's `passwordReset` option as given: its routes sit beside the login page, one set per login path. */
+  passwordReset: unknown
 }
 
 /** Whether two sections keep the same timeouts (each reads them, the shared sign-in starts them). */
@@ -124,7 +128,7 @@ export function servesSignIn (server: object, paths: SectionPaths, settings: Sig
   }
   if (first.authenticate !== settings.authenticate || first.sessionKey !== settings.sessionKey || first.logout !== settings.logout ||
     first.findMember !== settings.findMember || first.returnParam !== settings.returnParam || first.oidc !== settings.oidc ||
-    !sameTimeouts(first.timeouts, settings.timeouts)) {
+    first.passwordReset !== settings.passwordReset || !sameTimeouts(first.timeouts, settings.timeouts)) {
     throw new FST_SR_SHARED_SIGN_IN(paths.index, paths.login)
   }
   return false
@@ -156,7 +160,8 @@ function signInForms (fastify: FastifyInstance, deps: SignInDeps): void {
     const ctx = pages.context(member, reply)
     reply.code(status).header('cache-control', 'no-store')
     const providers = deps.oidc?.options.providers.map(({ id, label }) => ({ id, label, href: providerHref(paths, id, returnParam, data.backUrl) })) ?? []
-    return pages.sendView(reply, 'login', { ...data, csrfToken: csrfToken(reply), providers, passwordForm }, ctx)
+    const link = deps.lostPasswordUrl === undefined ? {} : { lostPasswordUrl: deps.lostPasswordUrl }
+    return pages.sendView(reply, 'login', { ...data, csrfToken: csrfToken(reply), providers, passwordForm, ...link }, ctx)
   }
 
   /** A refused sign-in: the form again with the message, or for a JSON client the error with its code. */
