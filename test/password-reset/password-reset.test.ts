@@ -11,6 +11,9 @@ import fastifyCookie from '@fastify/cookie'
 import fastifySession from '@fastify/session'
 import schoolsResources from '../../lib/index.js'
 import { resolveOptions } from '../../lib/options.js'
+import { RedisAttemptStore, RedisTokenStore } from '../../lib/stores/redis/index.js'
+import { AsyncStore } from '../helpers/async-store.js'
+import { REDIS_URL, connectedClient, deleteKeys, uniquePrefix } from '../helpers/redis.js'
 
 // "Forgotten your password?": the pages at the legacy addresses, the link sent through a real SMTP server
 // in this process and read back, the link's life (never used up by a GET), the limits and the events.
@@ -501,3 +504,29 @@ t.test('no passwordReset: no routes, no link; the views can be replaced', async 
   t.match((await own.inject({ url: '/account/lostpassword' })).body, '<p>own /account/lostpassword</p>', 'in the login page\'s folder')
   t.match((await own.inject({ url: '/account/changepassword' })).body, '<p>own false</p>')
 })
+
+if (REDIS_URL !== undefined) {
+  t.test('with RedisTokenStore (real Redis): a link asked for on one instance is used on another, once', async (t) => {
+    const client = await connectedClient(t, REDIS_URL!)
+    const prefix = uniquePrefix('reset')
+    t.teardown(() => deleteKeys(client, prefix))
+    const sessions = new AsyncStore()
+    const shared: BuildOptions = {
+      session: { store: sessions },
+      plugin: { lockout: { store: new RedisAttemptStore(client, { prefix: `${prefix}counts:` }) } }
+    }
+    const store = new RedisTokenStore(client, { prefix: `${prefix}tokens:` })
+    const a = await setup(t, { store }, shared)
+    const b = await setup(t, { store }, shared)
+    await requestLink(a.app, 'teacher@example.org')
+    const link = resetLink(await a.mail.next())
+    const selector = new URL(link).searchParams.get('m')!
+    const stored = String(await client.sendCommand(['GET', `${prefix}tokens:token:${selector}`]))
+    t.notMatch(stored, new URL(link).searchParams.get('t')!, 'only the token\'s hash is in Redis')
+    const browser = await openLink(b.app, link)
+    t.equal(browser.page.statusCode, 200)
+    t.equal((await postChange(b.app, browser, NEW_PASSWORD)).statusCode, 303)
+    t.equal(await client.sendCommand(['EXISTS', `${prefix}tokens:token:${selector}`]), 0, 'taken')
+    t.equal((await openLink(a.app, link)).page.statusCode, 400, 'used up on the other instance too')
+  })
+}
