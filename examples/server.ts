@@ -59,6 +59,7 @@ async function main (): Promise<void> {
     filesDir: settings.filesDir,
     timeouts: settings.timeouts,
     oidc: settings.oidc,
+    resetMail: { ...(settings.smtpUrl === undefined ? {} : { smtpUrl: settings.smtpUrl }), ...(settings.smtpFrom === undefined ? {} : { from: settings.smtpFrom }) },
     ...(redis === undefined
       ? {}
       : { redis: { client: redis, prefix: settings.redisPrefix, timeoutMs: settings.redisTimeoutMs, waitForReplicas: settings.redisWaitReplicas } })
