@@ -6,6 +6,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastify'
 import type { Member } from '../types.js'
 import { eventBase, identifierHash, passwordReset, type PasswordResetEvent } from '../events.js'
+import { RESET_EMAIL_FAILED_WARNING } from '../warnings.js'
 import type { AttemptStore } from '../stores/attempt-store.js'
 import { isHttpsBase } from '../redirect/site-origin.js'
 import { CSRF_ERROR_CODES, csrfTokenFor } from '../session/csrf.js'
@@ -25,8 +26,6 @@ import { linkParts, ResetTokens, type LinkParts } from './tokens.js'
 /** The cookie that holds a link's parts between its first visit and the change. */
 export const RESET_COOKIE = 'schools-resources-reset'
 const COOKIE_SECONDS = 15 * 60
-/** The log line's code when a link could not be made or sent (the visitor was answered already). */
-export const RESET_EMAIL_FAILED = 'FST_SR_RESET_EMAIL_FAILED'
 
 const MAX_EMAIL_LENGTH = 254
 const EXPIRED_FORM = 'This form has expired. Please try again.'
@@ -129,7 +128,7 @@ function resetForms (fastify: FastifyInstance, deps: PasswordResetDeps): void {
       const url = `${baseUrl}${links.changePassword}?m=${link.selector}&t=${link.token}`
       await reset.sendResetEmail({ member, url, expiresAt: link.expiresAt, request })
     } catch (err) {
-      request.log.error({ err, code: RESET_EMAIL_FAILED }, 'fastify-schools-resources: a password reset link could not be made or sent (the visitor was told it was sent, as for any address)')
+      request.log.error({ err, code: RESET_EMAIL_FAILED_WARNING }, 'fastify-schools-resources: a password reset link could not be made or sent (the visitor was told it was sent, as for any address)')
     }
   }
 
