@@ -210,6 +210,26 @@ t.test('the answer goes before the lookup and the mail: a hanging send, a failin
   t.match(lines, [{ code: 'FST_SR_RESET_EMAIL_FAILED', err: { message: 'SMTP refused' } }])
 })
 
+t.test('a slow directory changes no answer\'s time: known and unknown addresses alike', async (t) => {
+  const people = directory()
+  // A lookup that takes 300 ms for an address with an account, and none for one without.
+  const { app, mail } = await setup(t, { findMemberByEmail: async (email) => { const m = await people.findMemberByEmail(email); if (m !== null) await sleep(300); return m } })
+  const timed = async (email: string) => {
+    const started = performance.now()
+    const res = await requestLink(app, email)
+    t.equal(res.statusCode, 200)
+    return performance.now() - started
+  }
+  const known: number[] = []
+  const unknown: number[] = []
+  for (let i = 0; i < 3; i++) {
+    known.push(await timed('teacher@example.org'))
+    unknown.push(await timed(`nobody${i}@example.org`))
+  }
+  t.ok(Math.max(...known) < 300, `answered before the lookup ended: ${known.map((ms) => ms.toFixed(0)).join(', ')} ms (unknown: ${unknown.map((ms) => ms.toFixed(0)).join(', ')} ms)`)
+  for (let i = 0; i < 3; i++) await mail.next()
+})
+
 t.test('findMemberByEmail giving no member: one warning, the same answer', async (t) => {
   const { lines, logger } = capturedLog('warn')
   const { app } = await setup(t, { findMemberByEmail: async () => ({ name: 'no id' }) as never }, { fastify: { logger } })
