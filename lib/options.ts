@@ -41,6 +41,12 @@ export interface SectionSignInOptions extends SectionOptions {
   passwordSignIn?: true
   /** Sign in with the school's account too: OpenID Connect providers (docs/oidc.md). */
   oidc?: OidcOptions
+  /**
+   * "Forgotten your password?" at `/Security/lostpassword` and `/Security/changepassword` (the login
+   * page's folder): the host's hooks, the link's life, its store and limits (docs/password-reset.md).
+   * Only with the section's own password form, `baseUrl` and `signOutEverywhere`; left out: no routes.
+   */
+  passwordReset?: PasswordResetOptions
 }
 
 /** The section serves sign-in with OpenID Connect only (`passwordSignIn: false`): no `authenticate`. */
@@ -52,6 +58,8 @@ export interface OidcOnlySignInOptions extends SectionOptions {
   /** Not used without the password form. */
   authenticate?: never
   logoutUrl?: never
+  /** A reset sets the password the form checks: not without the form. */
+  passwordReset?: never
 }
 
 /** The host signs members in itself (`signIn: false`): `getMember`, or the member it puts in the session. */
@@ -64,6 +72,8 @@ export interface HostSignInOptions extends SectionOptions {
   /** The section's own sign-in options: not with `signIn: false` (end your own callback in `reply.signInMember`). */
   oidc?: never
   passwordSignIn?: never
+  /** The section's own sign-in's: not with `signIn: false`. */
+  passwordReset?: never
 }
 
 /** The options both kinds of section take. */
@@ -180,12 +190,6 @@ export interface SectionOptions {
    * on member pages; `false` turns it off. Not with `getMember` (docs/session-lifecycle.md).
    */
   signOutEverywhere?: SignOutEverywhereOptions | false
-  /**
-   * "Forgotten your password?" at `/Security/lostpassword` and `/Security/changepassword` (the login
-   * page's folder): the host's hooks, the link's life, its store and limits (docs/password-reset.md).
-   * Only with the section's own password form, `baseUrl` and `signOutEverywhere`; left out: no routes.
-   */
-  passwordReset?: PasswordResetOptions
 }
 
 export interface ResolvedOptions {
