@@ -12,7 +12,7 @@ import { isHttpsBase } from '../redirect/site-origin.js'
 import { CSRF_ERROR_CODES, csrfTokenFor } from '../session/csrf.js'
 import { invalidMember, isMember, type MemberLookup } from '../session/member.js'
 import type { SessionAdapter } from '../session/session-adapter.js'
-import type { SignInStepDeps } from '../session/sign-in-step.js'
+import { sessionCookieWritten, type SignInStepDeps } from '../session/sign-in-step.js'
 import type { PageRenderer, SectionPaths } from '../pages/page-renderer.js'
 import type { ChangePasswordViewData, LostPasswordViewData } from '../pages/views.js'
 import { page, redirect, routeSchema, STORE_DOWN, type OpenApi, type RouteDoc } from '../pages/openapi.js'
@@ -255,7 +255,11 @@ function resetForms (fastify: FastifyInstance, deps: PasswordResetDeps): void {
     // Every session of the member ends (its generation moves on), then this browser starts one of the new generation.
     await deps.signOutEverywhere(memberId, request)
     publish(request, { stage: 'changed', memberId })
-    if (!reset.signIn) return reply.header('cache-control', 'no-store').redirect(`${baseUrl}${paths.login}`, 303)
+    // The password is changed either way: where no session could be kept (a Secure cookie over what
+    // Fastify sees as http, logged with its fix), the login page rather than a 500 after the change.
+    if (!reset.signIn || !sessionCookieWritten(request, deps.session.of(request), request.log, baseUrl)) {
+      return reply.header('cache-control', 'no-store').redirect(`${baseUrl}${paths.login}`, 303)
+    }
     return signInAndReturn(reply, record.member, undefined, { method: 'password-reset' }, deps.step, 'findMemberByEmail', deps.newSessions)
   })
 }

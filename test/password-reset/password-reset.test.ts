@@ -341,6 +341,17 @@ t.test('setPassword failing keeps the link; passwordReset.signIn false ends on t
   t.equal(people.passwords.get('parent@example.org'), NEW_PASSWORD)
 })
 
+t.test('a session that could not be kept: the change is made, then the login page', async (t) => {
+  // A Secure session cookie over what Fastify sees as plain http: @fastify/session would write no cookie.
+  const { app, mail, people } = await setup(t, {}, { session: { cookie: { secure: true } } })
+  await requestLink(app, 'teacher@example.org')
+  const browser = await openLink(app, resetLink(await mail.next()))
+  const res = await postChange(app, browser, NEW_PASSWORD)
+  t.equal(res.statusCode, 303)
+  t.equal(res.headers.location, `${BASE_URL}/Security/login`)
+  t.equal(people.passwords.get('teacher@example.org'), NEW_PASSWORD)
+})
+
 t.test('the limits: mails per address, requests per client address (in parallel), changes per link', async (t) => {
   t.test('3 mails an hour per email address', async (t) => {
     const { app, mail } = await setup(t)
