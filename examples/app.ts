@@ -16,6 +16,7 @@ import { registerSessionPlugin, type SessionPluginSetting } from './session-plug
 import { auditLog } from './audit-log.js'
 import { registerMetrics } from './metrics.js'
 import { healthRoutes, type Store } from './health.js'
+import { resetMailer, type ResetMailSettings } from './reset-mail.js'
 
 export interface ExampleConfig {
   baseUrl?: string
@@ -60,6 +61,11 @@ export interface ExampleConfig {
    * registered for this site, and the Google Workspace domains allowed (hd). Needs baseUrl.
    */
   oidc?: { issuer: string, clientId: string, clientSecret?: string, allowedDomains?: string[] }
+  /**
+   * "Forgotten your password?" (on with baseUrl, which the link needs): SMTP_URL sends the link through
+   * nodemailer; without it the link is logged (examples/reset-mail.ts).
+   */
+  resetMail?: ResetMailSettings
   /** More options for the resources section (the bench turns the per-address sign-in limit off). */
   sectionOptions?: Partial<FastifySchoolsResourcesOptions>
 }
@@ -85,7 +91,7 @@ export async function buildApp (config: ExampleConfig): Promise<FastifyInstance>
   auditLog(app)
   if (config.metrics === true) registerMetrics(app)
   const https = config.baseUrl?.startsWith('https:') === true
-  const { authenticate, findMember, findByEmail } = await demoDirectory({ email: config.demoEmail, password: config.demoPassword }, config.demoParent)
+  const { authenticate, findMember, findByEmail, setPassword } = await demoDirectory({ email: config.demoEmail, password: config.demoPassword }, config.demoParent)
 
   const redis = config.redis
   const prefix = redis?.prefix ?? 'schools-resources:'
@@ -149,7 +155,20 @@ export async function buildApp (config: ExampleConfig): Promise<FastifyInstance>
       // Signs the device cookies of browsers that signed in before; derived from the session secret, so
       // every instance has the same key.
       deviceSecret: createHash('sha256').update(`device-cookie:${config.sessionSecret}`).digest('base64url')
-    }
+    },
+    // "Forgotten your password?" at /Security/lostpassword: the link needs the site's own address, so only
+    // with BASE_URL. Its records in Redis when there is one, under a prefix of their own (a new link ends
+    // the member's older ones there); its limits count in the lockout's store.
+    ...(config.baseUrl === undefined
+      ? {}
+      : {
+          passwordReset: {
+            findMemberByEmail: findByEmail,
+            setPassword,
+            sendResetEmail: resetMailer(config.resetMail ?? {}, 'Riverside School'),
+            ...(redis === undefined ? {} : { store: new RedisTokenStore(redis.client, { prefix: `${prefix}reset:`, timeoutMs }) })
+          }
+        })
   }
   // The tests' overrides may turn signIn off, which the options' type (a union on signIn) cannot follow
   // through a spread of a Partial: the options above are checked whole, the merge is asserted.

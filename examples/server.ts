@@ -60,6 +60,7 @@ async function main (): Promise<void> {
     timeouts: settings.timeouts,
     rememberMeMs: settings.rememberMeMs,
     oidc: settings.oidc,
+    resetMail: { ...(settings.smtpUrl === undefined ? {} : { smtpUrl: settings.smtpUrl }), ...(settings.smtpFrom === undefined ? {} : { from: settings.smtpFrom }) },
     ...(redis === undefined
       ? {}
       : { redis: { client: redis, prefix: settings.redisPrefix, timeoutMs: settings.redisTimeoutMs, waitForReplicas: settings.redisWaitReplicas } })

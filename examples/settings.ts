@@ -42,6 +42,10 @@ export interface ExampleSettings {
   shutdownDeadlineMs: number
   /** The directory of the demo's files; undefined: examples/files. */
   filesDir: string | undefined
+  /** SMTP_URL: where reset emails go (smtp:// or smtps://); unset: the links are logged, refused with an https BASE_URL. */
+  smtpUrl: string | undefined
+  /** SMTP_FROM: the reset emails' From. */
+  smtpFrom: string | undefined
   /** IDLE_TIMEOUT_MS and ABSOLUTE_TIMEOUT_MS: the section's `timeouts`, each `false` when `off`. */
   timeouts: { idleMs: number | false, absoluteMs: number | false }
   /** REMEMBER_ME_MS: the section's `rememberMe.maxAgeMs`, `false` when `off` or `0`. */
@@ -198,6 +202,15 @@ export function readSettings (env: Env): ExampleSettings {
     throw new SettingError('SHUTDOWN_DEADLINE_MS', `must be longer than SHUTDOWN_READY_PAUSE_MS (${shutdownReadyPauseMs}): both count from SIGTERM, and the requests in flight need time after the pause`, String(shutdownDeadlineMs))
   }
 
+  const smtpUrl = read(env, 'SMTP_URL')
+  if (smtpUrl !== undefined && (!URL.canParse(smtpUrl) || !/^smtps?:$/.test(new URL(smtpUrl).protocol))) {
+    throw new SettingError('SMTP_URL', 'must be an smtp:// or smtps:// URL, such as smtps://user:password@smtp.example.org', redacted(smtpUrl))
+  }
+  // Without a mail server the reset links go to the log: fine on a developer's machine, never on a site.
+  if (smtpUrl === undefined && baseUrl?.startsWith('https:') === true) {
+    throw new SettingError('SMTP_URL', 'is required with an https BASE_URL: without it the password reset links would be written to the log instead of sent; give your mail server, such as smtps://user:password@smtp.example.org', '(unset)')
+  }
+
   const oidcIssuer = read(env, 'OIDC_ISSUER')
   const oidcClientId = read(env, 'OIDC_CLIENT_ID')
   if (oidcIssuer !== undefined && oidcClientId === undefined) throw new SettingError('OIDC_CLIENT_ID', 'is required with OIDC_ISSUER: the client id the provider gave this site', '(unset)')
@@ -231,6 +244,8 @@ export function readSettings (env: Env): ExampleSettings {
     shutdownReadyPauseMs,
     shutdownDeadlineMs,
     filesDir: read(env, 'FILES_DIR'),
+    smtpUrl,
+    smtpFrom: read(env, 'SMTP_FROM'),
     // The section's defaults: 60 minutes without a request, 12 hours after signing in.
     timeouts: { idleMs: timeout(env, 'IDLE_TIMEOUT_MS', 60 * 60 * 1000), absoluteMs: timeout(env, 'ABSOLUTE_TIMEOUT_MS', 12 * 60 * 60 * 1000) },
     // The section's default: 30 days.

@@ -133,7 +133,7 @@ const FST_SR_REGISTER_PREFIX = createError<[string]>(
 /** A second section shares the sign-in routes of an earlier one, but with settings that would make it not work. */
 const FST_SR_SHARED_SIGN_IN = createError<[string, string]>(
   'FST_SR_SHARED_SIGN_IN',
-  'fastify-schools-resources: the section at %s shares the sign-in at %s with an earlier section, so both need the same authenticate function, findMember, sessionKey, logoutPath and returnParam (or set signIn: false on the later one, or give it a loginPath of its own)',
+  'fastify-schools-resources: the section at %s shares the sign-in at %s with an earlier section, so both need the same authenticate function, findMember, sessionKey, logoutPath, returnParam and passwordReset (or set signIn: false on the later one, or give it a loginPath of its own)',
   500
 )
 

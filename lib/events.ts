@@ -17,7 +17,8 @@ export const eventChannels = Object.freeze({
   accessRefused: 'fastify-schools-resources:access:refused',
   fileDownloaded: 'fastify-schools-resources:file:downloaded',
   storeUnavailable: 'fastify-schools-resources:store:unavailable',
-  redirectRefused: 'fastify-schools-resources:redirect:refused'
+  redirectRefused: 'fastify-schools-resources:redirect:refused',
+  passwordReset: 'fastify-schools-resources:password-reset'
 })
 
 /** What every event carries. */
@@ -101,6 +102,23 @@ export interface RedirectRefusedEvent extends SectionEvent {
   expected: boolean
 }
 
+/** Why a password reset did nothing. An open list: new reasons may be added in a minor version. */
+export type PasswordResetRefusal = 'unknown-address' | 'address-limit' | 'mail-limit' | 'invalid-email' | 'invalid-link' |
+  'too-many-attempts' | 'passwords-differ' | 'weak-password' | 'set-password-failed' | 'csrf' | (string & {})
+
+/**
+ * A step of a password reset (`passwordReset`): a link `requested` (and stored for a member), a password
+ * `changed`, or `refused` with its reason. Never the token, the link or the address typed.
+ */
+export interface PasswordResetEvent extends SectionEvent {
+  stage: 'requested' | 'changed' | 'refused'
+  reason?: PasswordResetRefusal
+  /** The member the link is for, when one is known. */
+  memberId?: string | number
+  /** As SignInFailedEvent's: the keyed hash of the address typed, when one was. */
+  identifierHash?: string
+}
+
 /** Each channel's payload, by its name in `eventChannels`. */
 export interface SectionEvents {
   signInSucceeded: SignInSucceededEvent
@@ -112,6 +130,7 @@ export interface SectionEvents {
   fileDownloaded: FileDownloadedEvent
   storeUnavailable: StoreUnavailableEvent
   redirectRefused: RedirectRefusedEvent
+  passwordReset: PasswordResetEvent
 }
 
 export type SectionEventName = keyof SectionEvents
@@ -181,6 +200,7 @@ export const accessRefused = made<AccessRefusedEvent>(eventChannels.accessRefuse
 export const fileDownloaded = made<FileDownloadedEvent>(eventChannels.fileDownloaded)
 export const storeUnavailable = made<StoreUnavailableEvent>(eventChannels.storeUnavailable)
 export const redirectRefused = made<RedirectRefusedEvent>(eventChannels.redirectRefused)
+export const passwordReset = made<PasswordResetEvent>(eventChannels.passwordReset)
 
 /** The fields every event carries, for `request` in `section`. */
 export function eventBase (request: FastifyRequest, section: string | undefined): SectionEvent {

@@ -32,6 +32,8 @@ import { decorateSignInMember } from './sign-in/sign-in-member.js'
 import type { SignInStepDeps } from './session/sign-in-step.js'
 import { oidcConfigs } from './sign-in/oidc-client.js'
 import { MemoryTokenStore } from './stores/token-store.js'
+import { passwordResetRoutes, resetPaths } from './password-reset/routes.js'
+import { ResetTokens } from './password-reset/tokens.js'
 
 const FORM = 'application/x-www-form-urlencoded'
 
@@ -132,7 +134,17 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
     // The logout forms' tokens, in every section; the routes in the first section with this login path.
     const csrf = await registerCsrf(section, opts.baseUrl)
     step!.renewCsrfCookie = csrf.dropCookie
-    const settings = { authenticate: opts.authenticate, oidc: options.oidc, sessionKey: opts.sessionKey, logout: paths.logout, findMember: opts.findMember?.find, returnParam: opts.returnParam, timeouts: opts.timeouts, rememberMe: rememberMe === undefined ? false as const : rememberMe }
+    const settings = {
+      authenticate: opts.authenticate,
+      oidc: options.oidc,
+      sessionKey: opts.sessionKey,
+      logout: paths.logout,
+      findMember: opts.findMember?.find,
+      returnParam: opts.returnParam,
+      timeouts: opts.timeouts,
+      rememberMe: rememberMe === undefined ? false as const : rememberMe,
+      passwordReset: opts.passwordReset?.given
+    }
     if (!servesSignIn(section.server, paths, settings)) return
     const oidc = opts.oidc === undefined ? undefined : { options: opts.oidc, configs: await oidcConfigs(section) }
     if (opts.lockout !== false) warnWithoutDeviceSecret(section.log, opts.lockout)
@@ -165,7 +177,29 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
       auditKey: opts.auditKey,
       timeouts: opts.timeouts,
       signOutEverywhere: everywhere,
-      rememberMe
+      rememberMe,
+      lostPasswordUrl: opts.passwordReset === undefined ? undefined : resetPaths(paths.login).lostPassword
+    })
+    if (opts.passwordReset === undefined) return
+    // passwordReset needs signOutEverywhere and baseUrl (options.ts): both are there.
+    const tokens = new ResetTokens(opts.passwordReset.store, opts.passwordReset.expiresInMs)
+    step!.endResetLinks = (memberId) => tokens.endAll(memberId)
+    passwordResetRoutes(section, {
+      reset: opts.passwordReset,
+      tokens,
+      session: session!,
+      memberOf,
+      pages,
+      paths,
+      loginRoute: opts.loginPath,
+      baseUrl: opts.baseUrl!,
+      step: step!,
+      newSessions,
+      verifyCsrf: csrf.verify,
+      openapi: opts.openapi,
+      auditKey: opts.auditKey,
+      signOutEverywhere: everywhere!,
+      lockoutStore: opts.lockout === false ? undefined : opts.lockout.store
     })
   }
 }
@@ -198,8 +232,9 @@ export type { FastifySchoolsResourcesOptions } from './options.js'
 export type { SchoolsResourcesApi, SignOutEverywhereCall } from './types.js'
 export type { SignOutEverywhereOptions } from './session/sign-out-everywhere.js'
 export type { RememberMeOptions } from './session/remember-me.js'
+export type { PasswordResetOptions, ResetEmail } from './password-reset/options.js'
 export type { Member, MembersOnlyOptions, SignInMemberOptions, Credentials, Catalog, CatalogData, Category, CategoryWithResources, Resource, ResourceFormat, CategoriesPage, CategoriesPageQuery, ResourcesPage, ResourcesPageQuery } from './types.js'
-export type { Views, DefaultViews, Page, PageContext, LoginViewData, CategoryViewData, IndexViewData, IndexCategory, ForbiddenViewData } from './pages/views.js'
+export type { Views, DefaultViews, Page, PageContext, LoginViewData, LostPasswordViewData, ChangePasswordViewData, CategoryViewData, IndexViewData, IndexCategory, ForbiddenViewData } from './pages/views.js'
 export type { ResourceFilter } from './pages/filters.js'
 export type { UrlResource, FileResource } from './types.js'
 export type { AttemptStore, AttemptCount } from './stores/attempt-store.js'
@@ -212,7 +247,7 @@ export type { ConflictLogOption } from './redirect/conflict-log.js'
 export type { AnonymousShortCircuitOptions } from './access/anonymous-short-circuit.js'
 export type {
   SectionEvent, SignInFailureReason, SignInSucceededEvent, SignInFailedEvent, LockedOutEvent, SignedOutEvent, SignedOutEverywhereEvent, AccessRefusedEvent,
-  FileDownloadedEvent, StoreUnavailableEvent, RedirectRefusedEvent, SectionEvents, SectionEventName, SectionEventListener
+  FileDownloadedEvent, StoreUnavailableEvent, RedirectRefusedEvent, PasswordResetEvent, PasswordResetRefusal, SectionEvents, SectionEventName, SectionEventListener
 } from './events.js'
 export type { FindMember, FoundMember } from './session/find-member.js'
 export type { OidcOptions, OidcProviderOptions, OidcClaims, ResolveMember } from './sign-in/oidc-options.js'

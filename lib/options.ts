@@ -22,6 +22,7 @@ import { timesKey, type TimeoutSettings, type TimeoutsOptions } from './session/
 import { generationKey, type SignOutEverywhereOptions } from './session/sign-out-everywhere.js'
 import { REMEMBER_FIELD, type RememberMeOptions } from './session/remember-me.js'
 import type { TokenStore } from './stores/token-store.js'
+import { resolvePasswordReset, type PasswordResetOptions, type PasswordResetSettings } from './password-reset/options.js'
 import { passwordCheckDefaults, perAddressDefault, type PasswordCheckSettings, type PasswordChecksOptions } from './sign-in/password-checks.js'
 
 /**
@@ -42,6 +43,12 @@ export interface SectionSignInOptions extends SectionOptions {
   passwordSignIn?: true
   /** Sign in with the school's account too: OpenID Connect providers (docs/oidc.md). */
   oidc?: OidcOptions
+  /**
+   * "Forgotten your password?" at `/Security/lostpassword` and `/Security/changepassword` (the login
+   * page's folder): the host's hooks, the link's life, its store and limits (docs/password-reset.md).
+   * Only with the section's own password form, `baseUrl` and `signOutEverywhere`; left out: no routes.
+   */
+  passwordReset?: PasswordResetOptions
 }
 
 /** The section serves sign-in with OpenID Connect only (`passwordSignIn: false`): no `authenticate`. */
@@ -53,6 +60,8 @@ export interface OidcOnlySignInOptions extends SectionOptions {
   /** Not used without the password form. */
   authenticate?: never
   logoutUrl?: never
+  /** A reset sets the password the form checks: not without the form. */
+  passwordReset?: never
 }
 
 /** The host signs members in itself (`signIn: false`): `getMember`, or the member it puts in the session. */
@@ -65,6 +74,8 @@ export interface HostSignInOptions extends SectionOptions {
   /** The section's own sign-in options: not with `signIn: false` (end your own callback in `reply.signInMember`). */
   oidc?: never
   passwordSignIn?: never
+  /** The section's own sign-in's: not with `signIn: false`. */
+  passwordReset?: never
 }
 
 /** The options both kinds of section take. */
@@ -231,6 +242,7 @@ export interface ResolvedOptions {
   signOutEverywhere: { store: AttemptStore } | false
   /** `store` undefined: the app's one in-process MemoryTokenStore, which every section of it shares. */
   rememberMe: { maxAgeMs: number, store: TokenStore | undefined } | false
+  passwordReset: PasswordResetSettings | undefined
 }
 
 // Fastify passes these through to every plugin; they are not ours to judge.
@@ -244,9 +256,9 @@ const KNOWN_KEYS = new Set<string>([
   'findMember', 'findMemberCache',
   'logoutUrl', 'returnParam', 'membersOnlyOutsideSection',
   'oidc', 'passwordSignIn',
-  'timeouts', 'signOutEverywhere', 'rememberMe'
+  'timeouts', 'signOutEverywhere', 'rememberMe', 'passwordReset'
 ])
-const VIEW_KEYS = new Set(['layout', 'index', 'category', 'login', 'notFound', 'forbidden'])
+const VIEW_KEYS = new Set(['layout', 'index', 'category', 'login', 'notFound', 'forbidden', 'lostPassword', 'changePassword'])
 
 const PATH_RULE = 'a leading slash, no trailing slash, no query'
 
@@ -480,9 +492,17 @@ export function resolveOptions (raw: object): ResolvedOptions {
     membersOnlyOutsideSection: parseMembersOnlyOutsideSection(opts.membersOnlyOutsideSection),
     timeouts: resolveTimeouts(opts),
     signOutEverywhere: resolveSignOutEverywhere(opts, lockout),
-    rememberMe: resolveRememberMe(opts)
+    rememberMe: resolveRememberMe(opts),
+    passwordReset: undefined
   }
   if (resolved.prefix === '/') invalidOption('prefix', 'must not be the site root')
+  resolved.passwordReset = resolvePasswordReset(opts.passwordReset, {
+    signIn,
+    passwordSignIn,
+    baseUrl,
+    signOutEverywhere: resolved.signOutEverywhere !== false,
+    lockoutStore: lockout === false ? undefined : lockout.store
+  })
   return resolved
 }
 

@@ -129,3 +129,6 @@ export const NO_STORE_RESERVATIONS_WARNING = 'FST_SR_NO_STORE_RESERVATIONS'
  * and when they wait for all of them again.
  */
 export const REPLICAS_WARNING = 'FST_SR_WAIT_REPLICAS'
+
+/** A password reset link could not be made or sent (the visitor was answered already; docs/errors.md). */
+export const RESET_EMAIL_FAILED_WARNING = 'FST_SR_RESET_EMAIL_FAILED'

@@ -48,7 +48,10 @@ t.test('every bad setting names its variable, what it must be, and what was give
     [{ IDLE_TIMEOUT_MS: '999' }, /^IDLE_TIMEOUT_MS must be/],
     [{ ABSOLUTE_TIMEOUT_MS: 'never' }, /^ABSOLUTE_TIMEOUT_MS must be a whole number of milliseconds/],
     [{ REMEMBER_ME_MS: '30d' }, /^REMEMBER_ME_MS must be a whole number of milliseconds from 60000 to 400 days, such as 2592000000 \(30 days\), or off; got "30d"/],
-    [{ REMEMBER_ME_MS: '59999' }, /^REMEMBER_ME_MS must be/]
+    [{ REMEMBER_ME_MS: '59999' }, /^REMEMBER_ME_MS must be/],
+    [{ SMTP_URL: 'mail.example.org:587' }, /^SMTP_URL must be an smtp:\/\/ or smtps:\/\/ URL/],
+    [{ SMTP_URL: 'https://user:secret@mail.example.org' }, /got "https:\/\/user:\*\*\*@mail\.example\.org"/],
+    [{ BASE_URL: 'https://www.example.org' }, /^SMTP_URL is required with an https BASE_URL: without it the password reset links would be written to the log/]
   ]
   for (const [env, message] of cases) {
     t.throws(() => readSettings(env), { name: 'SettingError', message }, JSON.stringify(env))
@@ -75,7 +78,9 @@ t.test('every bad setting names its variable, what it must be, and what was give
   t.match(readSettings({ REDIS_SENTINELS: '10.0.0.1:26379, [fd00::1]:26380', REDIS_SENTINEL_NAME: 'schools' }),
     { redisSentinels: [{ host: '10.0.0.1', port: 26379 }, { host: 'fd00::1', port: 26380 }], redisSentinelName: 'schools', redisWaitReplicas: 1 })
   t.match(readSettings({ REDIS_CLUSTER_NODES: 'r1:7000,r2:7001', REDIS_WAIT_REPLICAS: '0' }), { redisClusterNodes: [{ host: 'r1', port: 7000 }, { host: 'r2', port: 7001 }], redisWaitReplicas: 0 })
-  t.match(readSettings({ PORT: '0', BASE_URL: 'https://www.example.org/', REDIS_URL: 'rediss://:pw@redis.internal:6380', LOG_LEVEL: 'warn' }),
+  t.match(readSettings({ BASE_URL: 'http://localhost:3000' }), { smtpUrl: undefined }, 'an http BASE_URL may log the links (development)')
+  t.match(readSettings({ BASE_URL: 'https://www.example.org', SMTP_URL: 'smtps://u:p@mail.example.org', SMTP_FROM: 'Office <office@example.org>' }), { smtpUrl: 'smtps://u:p@mail.example.org', smtpFrom: 'Office <office@example.org>' })
+  t.match(readSettings({ PORT: '0', SMTP_URL: 'smtp://127.0.0.1:2525', BASE_URL: 'https://www.example.org/', REDIS_URL: 'rediss://:pw@redis.internal:6380', LOG_LEVEL: 'warn' }),
     { port: 0, baseUrl: 'https://www.example.org/', redisUrl: 'rediss://:pw@redis.internal:6380', logLevel: 'warn' })
 })
 

@@ -103,7 +103,7 @@ t.test('the example app: the demo parent is refused the staff room and sees it m
 })
 
 t.test('the example server as npm start runs it: env settings, the first redirect conflict logged in full and the rest counted, clean shutdown', async (t) => {
-  const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', HOST: '127.0.0.1', BASE_URL: 'https://school.test', LOG_LEVEL: 'info' }
+  const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', HOST: '127.0.0.1', BASE_URL: 'https://school.test', SMTP_URL: 'smtp://127.0.0.1:9', LOG_LEVEL: 'info' }
   delete env.SESSION_SECRET
   delete env.REDIS_URL // the in-memory default; test/redis/example-server.test.ts runs it with Redis
   const { child, address, stderr, stdout } = await startExampleServer(env)

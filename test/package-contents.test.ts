@@ -14,8 +14,10 @@ const pack = JSON.parse(execFileSync('npm', ['pack', '--dry-run', '--json', '--i
   { size: number, unpackedSize: number, entryCount: number, files: Array<{ path: string }> }
 const packed: Set<string> = new Set(pack.files.map((f) => f.path))
 
-// The budget of issue #22: a site pays for what runs, not for the repository's extras.
-const MAX_PACKED_BYTES = 260_000
+// The budget of issue #22: a site pays for what runs, not for the repository's extras. Raised from
+// 250,000 for "Keep me signed in" (issue #38, about 10 KB packed) and "Forgotten your password?" (issue
+// #39, about 15 KB packed): their modules, types and docs, code every site with them on runs.
+const MAX_PACKED_BYTES = 285_000
 
 t.test('the tarball holds the library, its types, and the user docs: nothing else', async (t) => {
   // No source maps: they would point at lib/*.ts, which is not shipped (docs/package.md).

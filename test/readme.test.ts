@@ -70,12 +70,15 @@ const declaredInLib = (s: ts.Symbol) => (s.declarations ?? []).length > 0 && s.d
  * each setting of an option that takes an object declared in lib/ (lockout's, the catalog's methods, the
  * views); not a function's parameters, nor another package's options (helmet's).
  */
+const STORES = new Set(['AttemptStore', 'TokenStore'])
+
 export function optionNames (type: ts.Type): string[] {
   const options = new Map(constituents(type).flatMap((c) => checker.getPropertiesOfType(c)).map((p) => [p.name, p]))
   const names = [...options.keys()]
   for (const [name, option] of options) {
     for (const c of constituents(checker.getNonNullableType(checker.getTypeOfSymbol(option)))) {
-      if ((c.flags & ts.TypeFlags.Object) === 0 || c.getCallSignatures().length > 0) continue
+      // A store is an object a host makes (new RedisTokenStore(client)), not settings: its methods are no rows.
+      if ((c.flags & ts.TypeFlags.Object) === 0 || c.getCallSignatures().length > 0 || STORES.has(c.getSymbol()?.name ?? '')) continue
       for (const setting of checker.getPropertiesOfType(c)) if (declaredInLib(setting)) names.push(`${name}.${setting.name}`)
     }
   }
@@ -85,6 +88,7 @@ export function optionNames (type: ts.Type): string[] {
 // Each table of docs/options.md (a `##` section, its `###` parts included) and the type it documents.
 const OPTION_TABLES: Record<string, string> = {
   '## The plugin\'s options': 'FastifySchoolsResourcesOptions',
+  '## `passwordReset`': 'PasswordResetOptions',
   '## `redirectOnce`': 'RedirectOnceOptions',
   '## `anonymousShortCircuit`': 'AnonymousShortCircuitOptions',
   '## `membersOnly`': 'MembersOnlyOptions'

@@ -1,7 +1,7 @@
 import t, { type Test } from 'tap'
 import { channel } from 'node:diagnostics_channel'
 import { eventChannels, errorCodes, subscribeEvent, type SectionEventName } from '../lib/index.js'
-import { buildTestApp, capturedLogs, postLogin, signIn, signOut, type BuildOptions } from './helpers/app.js'
+import { buildTestApp, capturedLogs, formToken, postLogin, signIn, signOut, withCookies, type BuildOptions } from './helpers/app.js'
 
 // subscribeEvent (docs/events.md): a listener that throws loses its event, never the process. Node rethrows
 // a raw subscriber's error as an uncaught exception, which would fail this file; so every test here that
@@ -40,10 +40,16 @@ async function morning (t: Test, app: Awaited<ReturnType<typeof build>>['app']) 
   t.ok(locked.some((res) => res.statusCode === 429), 'a lock (lockedOut)')
   await app.schoolsResources.signOutEverywhere('t-1', { by: 'admin' })
   t.pass('a leaver signed out everywhere (signedOutEverywhere)')
+  const form = await app.inject('/Security/lostpassword')
+  const asked = await app.inject({ method: 'POST', url: '/Security/lostpassword', headers: { cookie: withCookies(undefined, form) }, payload: { _csrf: formToken(form.body), email: '' } })
+  t.equal(asked.statusCode, 400, 'a reset asked for with no address (passwordReset)')
 }
 
+// "Forgotten your password?", for its channel; nobody gets a link.
+const passwordReset = { findMemberByEmail: async () => null, sendResetEmail: async () => {}, setPassword: async () => {} }
+
 t.test('a listener that throws on every event: the host keeps serving, one warn line per channel', async (t) => {
-  const { app, log } = await build(t, { plugin: { lockout: { maxAttempts: 2 } } })
+  const { app, log } = await build(t, { plugin: { lockout: { maxAttempts: 2 }, passwordReset } })
   const thrown: string[] = []
   onEvery(t, (name) => {
     thrown.push(name)

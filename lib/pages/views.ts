@@ -58,6 +58,38 @@ export interface LoginViewData {
    * `remember`, value `1`. An OpenID button carries it as `remember=1` in its start address's query.
    */
   remember?: boolean
+  /** The "Forgotten your password?" page (with `passwordReset`); no link when left out. */
+  lostPasswordUrl?: string
+}
+
+/** The page that asks for an email address to send a reset link to (`passwordReset`). */
+export interface LostPasswordViewData {
+  /** CSRF token for the form. */
+  csrfToken?: string
+  /** The address to put back into the form after a mistake. */
+  email?: string
+  /** A message for the visitor: no address, or one too long. */
+  error?: string
+  /** True once a request was taken: the page says a link was sent, if the address has an account. */
+  sent?: boolean
+  /** The login page, to go back to. */
+  loginUrl: string
+  /** Where the form posts (this page itself). */
+  action: string
+}
+
+/** The page a reset link leads to: a new password, twice (`passwordReset`). */
+export interface ChangePasswordViewData {
+  /** CSRF token for the form. */
+  csrfToken?: string
+  /** A message for the visitor: passwords that differ, a weak one, a change that failed. */
+  error?: string
+  /** False when the link cannot be used (expired, used, mistyped): the page offers a new one instead of the form. */
+  linkValid: boolean
+  /** Where to ask for a new link. */
+  lostPasswordUrl: string
+  /** Where the form posts (the change page itself). */
+  action: string
 }
 
 /** A category on the index, as the visitor may open it. */
@@ -113,6 +145,10 @@ export interface Views {
   notFound (data: Record<string, never>, ctx: PageContext): Page | Promise<Page>
   /** The 403 page for a member outside the audience. */
   forbidden (data: ForbiddenViewData, ctx: PageContext): Page | Promise<Page>
+  /** "Forgotten your password?": the email address to send a link to (`passwordReset`). */
+  lostPassword (data: LostPasswordViewData, ctx: PageContext): Page | Promise<Page>
+  /** The reset link's page: a new password, twice (`passwordReset`). */
+  changePassword (data: ChangePasswordViewData, ctx: PageContext): Page | Promise<Page>
 }
 
 /** The plugin's own views: synchronous, so a host's view can wrap one and use its result at once. */
@@ -123,6 +159,8 @@ export interface DefaultViews {
   login (data: LoginViewData, ctx: PageContext): Page
   notFound (data: Record<string, never>, ctx: PageContext): Page
   forbidden (data: ForbiddenViewData, ctx: PageContext): Page
+  lostPassword (data: LostPasswordViewData, ctx: PageContext): Page
+  changePassword (data: ChangePasswordViewData, ctx: PageContext): Page
 }
 
 function csrfField (token: string | undefined): SafeHtml | '' {
@@ -349,7 +387,8 @@ ${data.backUrl === undefined ? '' : returnField(ctx, data.backUrl)}
 <p><label for="password">Password</label>
 <input id="password" name="password" type="password" autocomplete="current-password" required></p>
 ${data.remember === true ? rememberBox() : ''}<p><button type="submit">Sign in</button></p>
-</form>`}
+</form>
+${data.lostPasswordUrl === undefined ? '' : html`<p><a href="${data.lostPasswordUrl}">Forgotten your password?</a></p>`}`}
 </div>`
   }
 }
@@ -395,4 +434,69 @@ ${ctx.signIn
   }
 }
 
-export const defaultViews: DefaultViews = { layout, index, category, login, notFound, forbidden }
+/** The message of a form, tied to it for screen readers as the login page's is. */
+function formError (error: string | undefined, id: string): { alert: SafeHtml | '', describedBy: SafeHtml | '' } {
+  if (error === undefined) return { alert: '', describedBy: '' }
+  return { alert: html`<p class="error" role="alert" id="${id}">${error}</p>`, describedBy: html` aria-describedby="${id}"` }
+}
+
+function lostPassword (data: LostPasswordViewData, _ctx: PageContext): Page {
+  if (data.sent === true) {
+    return {
+      title: 'Check your email',
+      body: html`<div class="login">
+<h1>Check your email</h1>
+<p role="status">If that address has an account, we have sent a link to it. The link works for a limited time; if nothing arrives, look in your junk mail, then ask again.</p>
+<p><a href="${data.loginUrl}">Back to sign in</a></p>
+</div>`
+    }
+  }
+  const { alert, describedBy } = formError(data.error, 'lost-password-error')
+  return {
+    title: 'Forgotten your password?',
+    body: html`<div class="login">
+<h1>Forgotten your password?</h1>
+<p>Give the email address you sign in with, and we will send a link to choose a new password.</p>
+${alert}
+<form method="post" action="${data.action}"${describedBy}>
+${csrfField(data.csrfToken)}
+<p><label for="email">Email</label>
+<input id="email" name="email" type="email" autocomplete="username" required value="${data.email ?? ''}"></p>
+<p><button type="submit">Send me a link</button></p>
+</form>
+<p><a href="${data.loginUrl}">Back to sign in</a></p>
+</div>`
+  }
+}
+
+function changePassword (data: ChangePasswordViewData, _ctx: PageContext): Page {
+  const { alert, describedBy } = formError(data.error, 'change-password-error')
+  if (!data.linkValid) {
+    return {
+      title: 'Choose a new password',
+      body: html`<div class="login">
+<h1>Choose a new password</h1>
+${alert}
+<p><a href="${data.lostPasswordUrl}">Ask for a new link</a></p>
+</div>`
+    }
+  }
+  return {
+    title: 'Choose a new password',
+    body: html`<div class="login">
+<h1>Choose a new password</h1>
+<p>Choose a password you use nowhere else: a few words you will remember work well.</p>
+${alert}
+<form method="post" action="${data.action}"${describedBy}>
+${csrfField(data.csrfToken)}
+<p><label for="password">New password</label>
+<input id="password" name="password" type="password" autocomplete="new-password" required></p>
+<p><label for="confirm">New password again</label>
+<input id="confirm" name="confirm" type="password" autocomplete="new-password" required></p>
+<p><button type="submit">Change password</button></p>
+</form>
+</div>`
+  }
+}
+
+export const defaultViews: DefaultViews = { layout, index, category, login, notFound, forbidden, lostPassword, changePassword }

@@ -132,7 +132,8 @@ const MEMBER_ANSWERS = {
   getMember: 'return { id, name, email?, groups? } for a signed-in user',
   findMember: 'return { id, name, email?, groups?, sessionVersion? } for the id it is given (that same id, sessionVersion a string or a number)',
   signInMember: 'receive { id, name, email?, groups? }, the member your own sign-in proved',
-  resolveMember: 'resolve to { id, name, email?, groups? } for the claims of a member'
+  resolveMember: 'resolve to { id, name, email?, groups? } for the claims of a member',
+  findMemberByEmail: 'resolve to { id, name, email?, groups? } for an address with an account, or null'
 }
 
 /** Which of the host's functions gave a member the section checks. */

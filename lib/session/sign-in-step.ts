@@ -58,6 +58,8 @@ export interface SignInStepDeps {
   generations: Generations | undefined
   /** "Keep me signed in on this device"; undefined: off. */
   rememberMe?: RememberMe | undefined
+  /** Ends the member's password reset links (`passwordReset`): a sign-in proves they need none (set once the reset routes register). */
+  endResetLinks?: ((memberId: Member['id']) => Promise<void>) | undefined
   /** Drops the CSRF cookie when it is the section's own, so that sign-in renews it (set once the section registers it). */
   renewCsrfCookie?: ((reply: FastifyReply) => void) | undefined
 }
@@ -130,6 +132,7 @@ export async function signInSession (request: FastifyRequest, reply: FastifyRepl
   const generation = await deps.generations?.now(member.id)
   // The token is stored before the session changes too; its cookie goes out with the new session.
   const token = how.remember === true ? await deps.rememberMe?.issue(stored, generation) : undefined
+  await deps.endResetLinks?.(member.id)
   await session.renew(keptAtSignIn(session, member, deps))
   session.set(deps.sessionKey, stored)
   if (how.provider !== undefined) session.set(providerKey(deps.sessionKey), how.provider)

@@ -77,6 +77,8 @@ export interface SignInDeps {
   signOutEverywhere?: ((memberId: Member['id'], request: FastifyRequest) => Promise<void>) | undefined
   /** "Keep me signed in on this device": the form's box, and the device forgotten at sign-out; undefined: off. */
   rememberMe?: RememberMe | undefined
+  /** The "Forgotten your password?" page the login page links to (`passwordReset`); undefined: no link. */
+  lostPasswordUrl?: string | undefined
 }
 
 // Longer values cannot be real credentials; refusing them early keeps hashing cost bounded.
@@ -103,6 +105,8 @@ export interface SignInSettings {
   returnParam: string
   /** The timeouts, whose times the shared sign-in starts. */
   timeouts: TimeoutSettings | false
+  /** The host's `passwordReset` option as given: its routes sit beside the login page, one set per login path. */
+  passwordReset: unknown
   /** "Keep me signed in": the box the shared form shows, the tokens every section reads. */
   rememberMe: RememberMeSettings | false
 }
@@ -135,7 +139,7 @@ export function servesSignIn (server: object, paths: SectionPaths, settings: Sig
   }
   if (first.authenticate !== settings.authenticate || first.sessionKey !== settings.sessionKey || first.logout !== settings.logout ||
     first.findMember !== settings.findMember || first.returnParam !== settings.returnParam || first.oidc !== settings.oidc ||
-    !sameTimeouts(first.timeouts, settings.timeouts) || !sameRememberMe(first.rememberMe, settings.rememberMe)) {
+    first.passwordReset !== settings.passwordReset || !sameTimeouts(first.timeouts, settings.timeouts) || !sameRememberMe(first.rememberMe, settings.rememberMe)) {
     throw new FST_SR_SHARED_SIGN_IN(paths.index, paths.login)
   }
   return false
@@ -167,7 +171,8 @@ function signInForms (fastify: FastifyInstance, deps: SignInDeps): void {
     const ctx = pages.context(member, reply)
     reply.code(status).header('cache-control', 'no-store')
     const providers = deps.oidc?.options.providers.map(({ id, label }) => ({ id, label, href: providerHref(paths, id, returnParam, data.backUrl) })) ?? []
-    return pages.sendView(reply, 'login', { ...data, csrfToken: csrfToken(reply), providers, passwordForm, remember: deps.rememberMe !== undefined }, ctx)
+    const link = deps.lostPasswordUrl === undefined ? {} : { lostPasswordUrl: deps.lostPasswordUrl }
+    return pages.sendView(reply, 'login', { ...data, csrfToken: csrfToken(reply), providers, passwordForm, remember: deps.rememberMe !== undefined, ...link }, ctx)
   }
 
   /** A refused sign-in: the form again with the message, or for a JSON client the error with its code. */

@@ -27,6 +27,23 @@ describe('the section serves sign-in (signIn left out or true)', () => {
   })
 })
 
+describe('passwordReset: only with the section\'s own password form', () => {
+  const passwordReset = {
+    findMemberByEmail: async (email: string) => email === 'a@b.c' ? { id: 1, name: 'A' } : null,
+    sendResetEmail: async ({ url, expiresAt }: { url: string, expiresAt: Date }) => { console.log(url, expiresAt) },
+    setPassword: async (member: Member, password: string) => { console.log(member.id, password.length) }
+  }
+  test('takes the three hooks, and the optional rule', () => {
+    expect(app.register).type.toBeCallableWith(schoolsResources, { catalog, authenticate, baseUrl: 'https://a.b', passwordReset })
+    expect(app.register).type.toBeCallableWith(schoolsResources, { catalog, authenticate, passwordReset: { ...passwordReset, validatePassword: (password: string) => password.length < 20 ? 'Longer, please.' : undefined, signIn: false } })
+    expect<FastifySchoolsResourcesOptions>().type.not.toBeAssignableFrom({ catalog, authenticate, passwordReset: { findMemberByEmail: passwordReset.findMemberByEmail } })
+  })
+  test('not with signIn: false, nor without the password form', () => {
+    expect<FastifySchoolsResourcesOptions>().type.not.toBeAssignableFrom({ catalog, signIn: false as const, getMember, passwordReset })
+    expect<FastifySchoolsResourcesOptions>().type.not.toBeAssignableFrom({ catalog, passwordSignIn: false as const, oidc: { providers: [] }, passwordReset })
+  })
+})
+
 describe('the host signs in (signIn: false)', () => {
   test('needs no authenticate, takes getMember and logoutUrl', () => {
     expect(app.register).type.toBeCallableWith(schoolsResources, { catalog, signIn: false })
