@@ -4,10 +4,11 @@ import { join } from 'node:path'
 import { once } from 'node:events'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { MEMBER, startStandIn } from './legacy-stand-in.js'
+import { gzipBomb, MEMBER, startStandIn } from './legacy-stand-in.js'
 import { runCli, tempDir } from './run-cli.js'
 import { writeReports } from '../src/report.js'
 import { addressKind, checkAllowedOrigins } from '../src/origins.js'
+import { DEFAULT_POLITENESS, OriginLimiter, politeRequest } from '../src/politeness.js'
 
 // The legacy site is not ours: a hostile (or compromised) one gets nothing it was not given, cannot send
 // the checker elsewhere, cannot exhaust it, and cannot have it write through a planted link.
@@ -181,6 +182,23 @@ t.test('bounded work: a gzip bomb, huge sitemaps, each cap a flag, each hit repo
   for (const [flag, value] of [['--max-body', '0'], ['--max-sitemap-body', 'lots'], ['--sitemap-max', '1.5']]) {
     t.match(await runCli([...base, '--addresses', addresses, flag, value]), { code: 2, stderr: new RegExp(`${flag} "${value.replace('.', '\\.')}" must be a (?:whole )?number of at least 1`) })
   }
+})
+
+t.test('a sitemap answered other than 200: its body is read to the cap and dropped, not kept', async (t) => {
+  // A 404 (or a 503, read again at each retry) of a gzip bomb kept as text took a run to 275 MB (400 MB).
+  const server = createServer((_req, res) => {
+    res.writeHead(404, { 'content-type': 'application/xml', 'content-encoding': 'gzip' }).end(gzipBomb('<urlset>'))
+  }).listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  t.teardown(() => { server.closeAllConnections(); server.close() })
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/sitemap.xml`
+  const get = async (read: Parameters<typeof politeRequest>[5]) => await politeRequest(url, 'GET', {}, new OriginLimiter(1, 1000), { ...DEFAULT_POLITENESS, retries: 0 }, read)
+  let made = 0
+  const sitemap = await get({ maxBytes: 1_000_000, reader: () => { made++; return () => true } })
+  t.same([sitemap.status, sitemap.body, sitemap.cut, made], [404, '', true, 0], 'no reader made, no text kept')
+  // A page (read without a reader) keeps its text up to the cap, whatever its status.
+  const page = await get({ maxBytes: 100 })
+  t.same([page.status, page.body, page.cut], [404, `<urlset>${' '.repeat(92)}`, true])
 })
 
 t.test('an index within an index: not read past its root element, so it uses none of --sitemap-max', async (t) => {
