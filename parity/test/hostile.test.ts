@@ -144,6 +144,11 @@ t.test('bounded work: a gzip bomb, huge sitemaps, each cap a flag, each hit repo
   const json = join(dir, 'r.json')
   const addresses = file('a.txt', '/schools/resources/\n')
   const base = ['parity', '--legacy', legacy.origin, '--candidate', legacy.origin, '--json', json, ...FAST]
+  // Issue 41's bound on reading one answer: from its request to the next request the stand-in sees.
+  const readIn = (target: string) => {
+    const at = legacy.log.findLastIndex((l) => l.target === target)
+    return legacy.log[at + 1].at - legacy.log[at].at
+  }
 
   // A page of 1 GB once decompressed: read to --max-body, its links up to there still followed.
   const bomb = await runCli([...base, '--crawl', '--crawl-depth', '2', '--max-body', '1000000'])
@@ -157,14 +162,17 @@ t.test('bounded work: a gzip bomb, huge sitemaps, each cap a flag, each hit repo
   t.equal(sitemapBomb.code, 0, sitemapBomb.stderr)
   t.same(report(json).capped, { '--max-sitemap-body': { count: 1, examples: [`${legacy.origin}/bomb.xml`] } })
   t.match(sitemapBomb.stdout, /Cut short, sitemaps read only up to --max-sitemap-body: 1\n/)
+  t.ok(readIn('/bomb.xml') < 5000, `the sitemap bomb read in ${Math.round(readIn('/bomb.xml'))} ms, at the default bounds`)
 
   // 20,000 addresses on an internal host: read, every one skipped.
   const huge = await runCli([...base, '--addresses', addresses, '--sitemap', `${legacy.origin}/huge-sitemap.xml`])
   t.equal(huge.code, 0, huge.stderr)
   t.equal(report(json).skipped.count, 20_000)
+  t.ok(readIn('/huge-sitemap.xml') < 5000, `the 1 MB sitemap read in ${Math.round(readIn('/huge-sitemap.xml'))} ms`)
   const capped = await runCli([...base, '--addresses', addresses, '--sitemap', `${legacy.origin}/huge-sitemap.xml`, '--sitemap-max', '100'])
   t.equal(capped.code, 0)
   t.same([report(json).skipped.count, report(json).capped['--sitemap-max'].count], [100, 1])
+  t.match(capped.stdout, /Cut short, sitemaps with more addresses than --sitemap-max: 1\n {4}http:\/\/127\.0\.0\.1:\d+\/huge-sitemap\.xml\n/)
   // 1 MB of <loc> never closed: refused at the first, not scanned to the end for each.
   t.match(await runCli([...base, '--sitemap', `${legacy.origin}/open-sitemap.xml`]), { code: 2, stderr: /open-sitemap\.xml does not parse: a <loc> is not closed/ })
 
