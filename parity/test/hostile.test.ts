@@ -9,6 +9,8 @@ import { runCli, tempDir } from './run-cli.js'
 import { writeReports } from '../src/report.js'
 import { addressKind, checkAllowedOrigins } from '../src/origins.js'
 import { DEFAULT_POLITENESS, OriginLimiter, politeRequest } from '../src/politeness.js'
+import { tags } from '../src/scan.js'
+import { fillLoginForm } from '../src/sign-in.js'
 
 // The legacy site is not ours: a hostile (or compromised) one gets nothing it was not given, cannot send
 // the checker elsewhere, cannot exhaust it, and cannot have it write through a planted link.
@@ -189,6 +191,23 @@ t.test('bounded work: a gzip bomb, huge sitemaps, each cap a flag, each hit repo
 
   for (const [flag, value] of [['--max-body', '0'], ['--max-sitemap-body', 'lots'], ['--sitemap-max', '1.5']]) {
     t.match(await runCli([...base, '--addresses', addresses, flag, value]), { code: 2, stderr: new RegExp(`${flag} "${value.replace('.', '\\.')}" must be a (?:whole )?number of at least 1`) })
+  }
+})
+
+t.test('pages built to be slow: the login form and the links scanned in one pass', async (t) => {
+  // Each about 1 MB. A regular expression looking for each <form>'s </form> (as the login form was
+  // once read) goes to the end of the page from every <form>: minutes here, not milliseconds.
+  const pages: Array<[string, string, (page: string) => unknown, unknown]> = [
+    ['forms never closed', '<form>'.repeat(200_000), (page) => fillLoginForm(page, 'https://old.example/', { user: 'u', password: 'p' }), undefined],
+    ['password forms never closed', '<form><input type=password name=p>'.repeat(35_000), (page) => fillLoginForm(page, 'https://old.example/', { user: 'u', password: 'p' }), undefined],
+    ['a tag never closed', '<a href="/schools/resources/x" '.repeat(35_000), (page) => [...tags(page)], []],
+    ['links without end', '<a href=/x>'.repeat(100_000), (page) => [...tags(page)].length, 100_000]
+  ]
+  for (const [name, page, scan, expected] of pages) {
+    const started = performance.now()
+    t.same(scan(page), expected, name)
+    const took = performance.now() - started
+    t.ok(took < 2000, `${name}: ${page.length} characters in ${Math.round(took)} ms`)
   }
 })
 
