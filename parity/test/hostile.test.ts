@@ -1,5 +1,6 @@
 import t from 'tap'
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, watch, writeFileSync } from 'node:fs'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { join } from 'node:path'
 import { once } from 'node:events'
 import { createServer } from 'node:http'
@@ -296,6 +297,14 @@ t.test('reports: an unpredictable temporary name, created exclusively, never thr
   mkdirSync(join(dir, 'sub'))
   await t.rejects(writeReports([[join(dir, 'sub', 'a.json'), '1'], [join(dir, 'missing', 'b.json'), '2']]), { message: /ENOENT/ })
   t.same(readdirSync(join(dir, 'sub')), [], 'neither the report nor its temporary file')
+  // The name itself, seen as it is made: 96 random bits, new at each write.
+  const names = new Set<string>()
+  const watcher = watch(dir, (_event, name) => { if (name?.endsWith('.tmp') === true) names.add(name) })
+  t.teardown(() => { watcher.close() })
+  for (const text of ['1', '2', '3']) await writeReports([[report, text]])
+  await sleep(200)
+  t.equal(names.size, 3, 'three writes, three names')
+  for (const name of names) t.match(name, /^\.r\.json\.[0-9a-f]{24}\.tmp$/)
 })
 
 t.test('reports: never writable by everyone, whatever the umask', async (t) => {
