@@ -80,8 +80,10 @@ export interface BodyRead {
  * Reads a body a chunk at a time, decompressed, and stops at the cap or when the reader has enough:
  * memory stays in proportion to the cap (or to the reader's own state), whatever the site sends.
  */
-async function readBody (res: Response, { maxBytes, reader, discard = false }: BodyRead): Promise<{ body: string, cut: boolean }> {
+async function readBody (res: Response, { maxBytes, reader, discard: dropped = false }: BodyRead): Promise<{ body: string, cut: boolean }> {
   const take = res.status === 200 ? reader?.() : undefined
+  // A body meant for a reader is wanted only in a 200: any other (a sitemap's 404, a 503 retried) is dropped.
+  const discard = dropped || (reader !== undefined && take === undefined)
   const parts: string[] = []
   const decoder = new TextDecoder()
   // A HEAD answer has no body.

@@ -20,6 +20,7 @@ async function main (): Promise<void> {
   const cases: Array<[string, string, string[]]> = [
     ['gzip bomb, a page (1 MB gzip, 1 GB decompressed)', '/schools/resources/bomb/', ['--crawl', '--crawl-depth', '2']],
     ['gzip bomb, a sitemap (1 MB gzip, 1 GB decompressed)', '/bomb.xml', ['--addresses', addresses, '--sitemap', `${legacy.origin}/bomb.xml`]],
+    ['gzip bomb, a sitemap answered 404 (its body dropped)', '/gone-bomb.xml', ['--addresses', addresses, '--sitemap', `${legacy.origin}/gone-bomb.xml`]],
     ['1 MB sitemap, 20,000 addresses on an internal host', '/huge-sitemap.xml', ['--addresses', addresses, '--sitemap', `${legacy.origin}/huge-sitemap.xml`]],
     ['1 MB sitemap of <loc>s never closed', '/open-sitemap.xml', ['--sitemap', `${legacy.origin}/open-sitemap.xml`]]
   ]

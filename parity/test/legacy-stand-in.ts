@@ -176,9 +176,9 @@ export async function startStandIn (options: StandInOptions = {}): Promise<Stand
       return
     }
     // What a hostile site sends: bodies that never end once decompressed, sitemaps built to be slow.
-    if (path === '/schools/resources/bomb/' || path === '/bomb.xml') {
+    if (path === '/schools/resources/bomb/' || path === '/bomb.xml' || path === '/gone-bomb.xml') {
       const html = path.endsWith('/')
-      res.writeHead(200, { 'content-type': html ? 'text/html' : 'application/xml', 'content-encoding': 'gzip' })
+      res.writeHead(path === '/gone-bomb.xml' ? 404 : 200, { 'content-type': html ? 'text/html' : 'application/xml', 'content-encoding': 'gzip' })
         .end(gzipBomb(html ? '<!doctype html><a href="/schools/resources/resources/maths/">maths</a>' : '<?xml version="1.0"?><urlset>'))
       return
     }
