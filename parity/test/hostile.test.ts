@@ -147,14 +147,8 @@ t.test('bounded work: a gzip bomb, huge sitemaps, each cap a flag, each hit repo
   const json = join(dir, 'r.json')
   const addresses = file('a.txt', '/schools/resources/\n')
   const base = ['parity', '--legacy', legacy.origin, '--candidate', legacy.origin, '--json', json, ...FAST]
-  // Issue 41's bound on reading one answer (5 s), as CPU time: the whole run's, which the read is part of,
-  // so that other tests sharing the machine cannot make it fail (the wall time is hostile-figures.ts's).
-  const cpuOf = async (args: string[]) => {
-    const before = process.cpuUsage()
-    const run = await runCli(args)
-    const { user, system } = process.cpuUsage(before)
-    return { run, ms: Math.round((user + system) / 1000) }
-  }
+  // How long each read takes, and the memory it holds, are figures (test/hostile-figures.ts, docs/parity.md),
+  // not assertions: these tests pin what is read and kept.
 
   // A page of 1 GB once decompressed: read to --max-body, its links up to there still followed.
   const bomb = await runCli([...base, '--crawl', '--crawl-depth', '2', '--max-body', '1000000'])
@@ -164,17 +158,15 @@ t.test('bounded work: a gzip bomb, huge sitemaps, each cap a flag, each hit repo
   t.match(bomb.stdout, /Cut short, pages read only up to --max-body: 3\n {4}http:\/\/127\.0\.0\.1:\d+\/schools\/resources\/bomb\/\n/)
 
   // A sitemap of 1 GB: read to --max-sitemap-body; what it held up to there is kept.
-  const { run: sitemapBomb, ms: bombMs } = await cpuOf([...base, '--addresses', addresses, '--sitemap', `${legacy.origin}/bomb.xml`])
+  const sitemapBomb = await runCli([...base, '--addresses', addresses, '--sitemap', `${legacy.origin}/bomb.xml`])
   t.equal(sitemapBomb.code, 0, sitemapBomb.stderr)
   t.same(report(json).capped, { '--max-sitemap-body': { count: 1, examples: [`${legacy.origin}/bomb.xml`] } })
   t.match(sitemapBomb.stdout, /Cut short, sitemaps read only up to --max-sitemap-body: 1\n/)
-  t.ok(bombMs < 5000, `the sitemap bomb's run: ${bombMs} ms of CPU, at the default bounds`)
 
   // 20,000 addresses on an internal host: read, every one skipped.
-  const { run: huge, ms: hugeMs } = await cpuOf([...base, '--addresses', addresses, '--sitemap', `${legacy.origin}/huge-sitemap.xml`])
+  const huge = await runCli([...base, '--addresses', addresses, '--sitemap', `${legacy.origin}/huge-sitemap.xml`])
   t.equal(huge.code, 0, huge.stderr)
   t.equal(report(json).skipped.count, 20_000)
-  t.ok(hugeMs < 5000, `the 1 MB sitemap's run: ${hugeMs} ms of CPU`)
   const capped = await runCli([...base, '--addresses', addresses, '--sitemap', `${legacy.origin}/huge-sitemap.xml`, '--sitemap-max', '100'])
   t.equal(capped.code, 0)
   t.same([report(json).skipped.count, report(json).capped['--sitemap-max'].count], [100, 1])
@@ -207,14 +199,9 @@ t.test('pages built to be slow: the login form and the links scanned in one pass
     ['a tag never closed', '<a href="/schools/resources/x" '.repeat(35_000), (page) => [...tags(page)], []],
     ['links without end', '<a href=/x>'.repeat(100_000), (page) => [...tags(page)].length, 100_000]
   ]
-  for (const [name, page, scan, expected] of pages) {
-    // CPU time, which other tests sharing the machine do not inflate as they do the wall time.
-    const before = process.cpuUsage()
-    t.same(scan(page), expected, name)
-    const { user, system } = process.cpuUsage(before)
-    const took = Math.round((user + system) / 1000)
-    t.ok(took < 2000, `${name}: ${page.length} characters in ${took} ms of CPU`)
-  }
+  // No clock here (speed is a figure, not an assertion): a scan that went back over the page from each
+  // tag would not end within the file's timeout, and the test fails by that.
+  for (const [name, page, scan, expected] of pages) t.same(scan(page), expected, `${name}: ${page.length} characters`)
 })
 
 t.test('a sitemap answered other than 200: its body is read to the cap and dropped, not kept', async (t) => {
