@@ -209,3 +209,25 @@ t.test('two sections in one app: one host API, each store counted once', async (
   t.equal((await store.get('generation:t-1'))?.count, 1, 'a store two sections share: one count')
   t.equal((await other.get('generation:t-1'))?.count, 1, 'the third section\'s own store too')
 })
+
+t.test('the button when the counts fail: a store outage without remembered devices, and a store that throws', async (t) => {
+  const fake = new FakeRedis()
+  const { app: server } = await app(t, { plugin: { rememberMe: false, signOutEverywhere: { store: new RedisAttemptStore(fake) } } })
+  const cookie = await signIn(server)
+  const page = await server.inject({ url: MATHS, headers: { cookie } })
+  fake.failWith = new Error('connect ECONNREFUSED 127.0.0.1:6379')
+  const res = await postSignOutForm(server, cookie, page, { everywhere: '1' })
+  t.equal(res.statusCode, 503)
+  t.match([res.headers['set-cookie']].flat().map(String), [/^sessionId=;.*Expires=Thu, 01 Jan 1970/], 'only the session cookie: there is no remember cookie to expire')
+
+  // A host's store that fails in its own way is a bug, not an outage: the 500 page, never a 503 that says "try again".
+  const broken = new MemoryAttemptStore()
+  const { app: other } = await app(t, { plugin: { signOutEverywhere: { store: broken } } })
+  const otherCookie = await signIn(other)
+  const otherPage = await other.inject({ url: MATHS, headers: { cookie: otherCookie } })
+  broken.increment = async () => { throw new TypeError('the host store is broken') }
+  const failed = await postSignOutForm(other, otherCookie, otherPage, { everywhere: '1' })
+  t.equal(failed.statusCode, 500)
+  t.notMatch(failed.body, /the host store is broken/, 'no raw error reaches the client')
+  t.equal(await status(other, otherCookie), 200, 'nothing half done: still signed in here')
+})
