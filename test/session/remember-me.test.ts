@@ -550,6 +550,24 @@ t.test('sign-out with a cookie that is no token clears it', async (t) => {
   t.match(rememberCookie(out), { value: '' })
 })
 
+t.test('a sign-out while the token store is down still expires the remember cookie', async (t) => {
+  const tokens = new MemoryTokenStore()
+  let down = false
+  const flaky: TokenStore = { ...ownStore(tokens), take: async (key) => { if (down) throw new errorCodes.FST_SR_STORE_UNAVAILABLE('test outage'); return tokens.take(key) } }
+  const { app: server, store } = await app(t, { plugin: { rememberMe: { store: flaky } } })
+  const laptop = await signInRemembered(server)
+  const cookie = `${laptop.session}; ${laptop.remember}`
+  const page = await get(server, cookie, '/schools/resources/')
+  down = true
+  const out = await postSignOutForm(server, withCookies(cookie, page), page)
+  t.equal(out.statusCode, 503)
+  t.match(rememberCookie(out), { value: '', maxAge: 0 }, 'this browser no longer carries the token')
+  t.match(out.cookies.find((c) => c.name === 'sessionId'), { value: '' })
+  down = false
+  store.sessions.clear()
+  t.equal((await get(server, laptop.remember)).statusCode, 200, 'a browser that kept it would be signed in again: hence the expiry')
+})
+
 t.test('with @fastify/secure-session: the session is the cookie, and a remembered device gets a new one', async (t) => {
   const server = Fastify()
   t.teardown(() => server.close())
