@@ -227,6 +227,10 @@ function resetForms (fastify: FastifyInstance, deps: PasswordResetDeps): void {
       publish(request, { stage: 'refused', reason: 'weak-password', memberId })
       return changePage(request, reply, 400, { linkValid: true, error: weak })
     }
+    // Every session of the member ends (its generation moves on) before anything changes: a store that
+    // fails here leaves the password and the link as they were, never a new password with the old sessions
+    // still running. The sign-in after the change starts a session of the new generation.
+    await deps.signOutEverywhere(memberId, request)
     // Taken in one step: of two changes at once, one goes on.
     const record = await tokens.take(link)
     if (record === undefined) {
@@ -252,8 +256,6 @@ function resetForms (fastify: FastifyInstance, deps: PasswordResetDeps): void {
         await deps.lockoutStore.reset(keys.usernameAndAddress)
       }
     }
-    // Every session of the member ends (its generation moves on), then this browser starts one of the new generation.
-    await deps.signOutEverywhere(memberId, request)
     publish(request, { stage: 'changed', memberId })
     // The password is changed either way: where no session could be kept (a Secure cookie over what
     // Fastify sees as http, logged with its fix), the login page rather than a 500 after the change.
