@@ -568,6 +568,22 @@ t.test('a sign-out while the token store is down still expires the remember cook
   t.equal((await get(server, laptop.remember)).statusCode, 200, 'a browser that kept it would be signed in again: hence the expiry')
 })
 
+t.test('a sign-out while the session store is down expires the remember cookie too (none with rememberMe false)', async (t) => {
+  for (const rememberMe of [undefined, false] as const) {
+    const { app: server, store } = await app(t, { plugin: rememberMe === false ? { rememberMe } : {} })
+    const res = await postLogin(server, { email: TEACHER.email, password: TEACHER.password, remember: '1' })
+    const remembered = rememberCookie(res)
+    const cookie = `${sessionCookie(res)!}${remembered === undefined ? '' : `; sr_remember=${remembered.value}`}`
+    const page = await get(server, cookie, '/schools/resources/')
+    store.get = (_id, callback) => { setImmediate(() => { callback(new errorCodes.FST_SR_STORE_UNAVAILABLE('test outage')) }) }
+    const out = await postSignOutForm(server, withCookies(cookie, page), page)
+    t.equal(out.statusCode, 503)
+    t.match(out.cookies.find((c) => c.name === 'sessionId'), { value: '' })
+    if (rememberMe === false) t.equal(rememberCookie(out), undefined, 'no remember cookie to expire')
+    else t.match(rememberCookie(out), { value: '', maxAge: 0 }, 'this browser no longer carries the token')
+  }
+})
+
 t.test('with @fastify/secure-session: the session is the cookie, and a remembered device gets a new one', async (t) => {
   const server = Fastify()
   t.teardown(() => server.close())
