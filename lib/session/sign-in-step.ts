@@ -26,6 +26,11 @@ export interface SignInHow {
   provider?: string
   /** The login form's "Keep me signed in on this device" was ticked: a remember token too (remember-me.ts). */
   remember?: boolean
+  /**
+   * The sign-out-everywhere generation the proof was checked against (a remembered device's token), kept in
+   * the session instead of the store's count now: a sign out everywhere that lands after the check ends it.
+   */
+  generation?: number
 }
 
 /** `method` (or `provider`: `name`) as given, or FST_SR_INVALID_SIGN_IN_OPTIONS (a TypeError) that says what one is. */
@@ -129,7 +134,7 @@ export async function signInSession (request: FastifyRequest, reply: FastifyRepl
   await admit?.(member)
   const stored = await storedAtSignIn(request, member, deps.finder, source)
   // Read from the store itself (not a cache), before the session changes: an outage leaves it as it was.
-  const generation = await deps.generations?.now(member.id)
+  const generation = deps.generations === undefined ? undefined : how.generation ?? await deps.generations.now(member.id)
   // The token is stored before the session changes too; its cookie goes out with the new session.
   const token = how.remember === true ? await deps.rememberMe?.issue(stored, generation) : undefined
   await deps.endResetLinks?.(member.id)

@@ -584,6 +584,30 @@ t.test('a sign-out while the session store is down expires the remember cookie t
   }
 })
 
+t.test('a sign out everywhere while a remembered device is being signed in: that session ends too', async (t) => {
+  const tokens = new MemoryTokenStore()
+  let everywhere: (() => Promise<void>) | undefined
+  // The sign out everywhere lands between the token's checks and the new session (as the new token is written).
+  const racing: TokenStore = {
+    ...ownStore(tokens),
+    set: async (key, value, ttl) => {
+      const now = everywhere
+      everywhere = undefined
+      await now?.()
+      return tokens.set(key, value, ttl)
+    }
+  }
+  const { app: server, store } = await app(t, { plugin: { rememberMe: { store: racing } } })
+  const { remember } = await signInRemembered(server)
+  store.sessions.clear()
+  everywhere = () => server.schoolsResources.signOutEverywhere('t-1', { by: 'admin' })
+  const res = await get(server, remember)
+  t.equal(everywhere, undefined, 'the sign out everywhere ran during the remembered sign-in')
+  const session = sessionCookie(res)
+  if (res.statusCode === 200) t.equal((await get(server, session!)).statusCode, 302, 'the session it made is of the old generation: ended')
+  else t.equal(res.statusCode, 302)
+})
+
 t.test('with @fastify/secure-session: the session is the cookie, and a remembered device gets a new one', async (t) => {
   const server = Fastify()
   t.teardown(() => server.close())
