@@ -608,6 +608,30 @@ t.test('a sign out everywhere while a remembered device is being signed in: that
   else t.equal(res.statusCode, 302)
 })
 
+t.test('a session version changed while a remembered device is being signed in: that session ends too', async (t) => {
+  const tokens = new MemoryTokenStore()
+  let version = 1
+  let bump = false
+  const racing: TokenStore = {
+    ...ownStore(tokens),
+    set: async (key, value, ttl) => {
+      if (bump) version++
+      bump = false
+      return tokens.set(key, value, ttl)
+    }
+  }
+  const findMember = async (id: string | number) => ({ ...TEACHER_MEMBER, id, sessionVersion: version })
+  const { app: server, store } = await app(t, { plugin: { rememberMe: { store: racing }, findMember, findMemberCache: { ttlMs: 0 } } })
+  const { remember } = await signInRemembered(server)
+  store.sessions.clear()
+  bump = true
+  const res = await get(server, remember)
+  t.equal(version, 2, 'the version changed during the remembered sign-in')
+  const session = sessionCookie(res)
+  if (res.statusCode === 200) t.equal((await get(server, session!)).statusCode, 302, 'the session it made is of the old version: ended')
+  else t.equal(res.statusCode, 302)
+})
+
 t.test('with @fastify/secure-session: the session is the cookie, and a remembered device gets a new one', async (t) => {
   const server = Fastify()
   t.teardown(() => server.close())
