@@ -227,15 +227,20 @@ function resetForms (fastify: FastifyInstance, deps: PasswordResetDeps): void {
       publish(request, { stage: 'refused', reason: 'weak-password', memberId })
       return changePage(request, reply, 400, { linkValid: true, error: weak })
     }
-    // Every session of the member ends (its generation moves on) before anything changes: a store that
-    // fails here leaves the password and the link as they were, never a new password with the old sessions
-    // still running. The sign-in after the change starts a session of the new generation.
-    await deps.signOutEverywhere(memberId, request)
     // Taken in one step: of two changes at once, one goes on.
     const record = await tokens.take(link)
     if (record === undefined) {
       publish(request, { stage: 'refused', reason: 'invalid-link', memberId })
       return changePage(request, reply, 400, { linkValid: false, error: LINK_UNUSABLE })
+    }
+    // Every session of the member ends (its generation moves on; their devices and links are forgotten)
+    // before the password changes: a store that fails here leaves the password and the link as they were,
+    // never a new password with the old sessions still running. The sign-in after starts one of the new generation.
+    try {
+      await deps.signOutEverywhere(memberId, request)
+    } catch (err) {
+      await tokens.restore(link, record)
+      throw err
     }
     try {
       await reset.setPassword(record.member, password)

@@ -274,6 +274,13 @@ t.test('a link ends: expired, a newer one, a sign-in, another member\'s token', 
     t.ok(await signedInAs(app, 'teacher@example.org', 'old password of the teacher'))
     t.equal((await openLink(app, link)).page.statusCode, 400)
   })
+  t.test('the host\'s sign out everywhere (a leaver, a password changed) ends it', async (t) => {
+    const { app, mail } = await setup(t)
+    await requestLink(app, 'teacher@example.org')
+    const link = resetLink(await mail.next())
+    await app.schoolsResources.signOutEverywhere('t-1', { by: 'admin' })
+    t.equal((await openLink(app, link)).page.statusCode, 400)
+  })
   t.test('the selector of one link with the token of another', async (t) => {
     const { app, mail } = await setup(t)
     await requestLink(app, 'teacher@example.org')
