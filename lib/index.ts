@@ -78,7 +78,7 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
   const timed = opts.timeouts === false ? lookup : withTimeouts(lookup, session!, opts.sessionKey, opts.timeouts)
   const stylesheet = opts.stylesheet.servePath === undefined ? opts.stylesheet : { ...opts.stylesheet, href: `${mount}${opts.stylesheet.href}` }
   const pages = new PageRenderer(resolveViews(opts.views), { ...opts, stylesheet, session, signOutEverywhere: generations !== undefined }, paths)
-  const everywhere = generations === undefined ? undefined : decorateSignOutEverywhere(fastify, generations, paths.index, rememberMe?.store)
+  const everywhere = generations === undefined ? undefined : decorateSignOutEverywhere(fastify, generations, paths.index, [rememberMe?.store, opts.passwordReset?.store])
   // What a visitor of any members-only route gets: this section's login redirect, then its refused index redirect.
   const anonymous: AnonymousRedirect = { baseUrl: opts.baseUrl, loginPath: paths.login, indexPath: paths.index, returnParam: opts.returnParam }
   const sessionDecides = opts.getMember === undefined

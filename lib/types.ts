@@ -1,6 +1,6 @@
 // Shapes shared across the features, and every declaration this package merges into Fastify's types, in
 // one place. Imports nothing of ours, nor any session plugin: a host may have none (docs/session-wiring.md).
-import type { preHandlerHookHandler } from 'fastify'
+import type { FastifyRequest, preHandlerHookHandler } from 'fastify'
 import type { kAnonymousRedirect, kMembersOnlyGuarded, kOutageSignOut } from './symbols.js'
 
 /** A signed-in member, as kept in the session. Keep it small and JSON-serialisable. */
@@ -180,6 +180,8 @@ export interface SignInMemberOptions {
 export interface OutageSignOut {
   verifyCsrf: preHandlerHookHandler
   cookieName: string
+  /** The remember cookie's name for the request (`rememberMe` on): expired too, so the device is forgotten here. */
+  rememberCookie?: ((request: FastifyRequest) => string) | undefined
 }
 
 /** The options of `app.schoolsResources.signOutEverywhere`. */

@@ -120,7 +120,9 @@ export function storeErrorHandler (error: FastifyError, request: FastifyRequest,
  */
 async function signOutDuringOutage (signOut: OutageSignOut, error: FastifyError, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
   const valid = await csrfTokenValid(signOut.verifyCsrf, request, reply)
-  return sendStoreUnavailable(error, request, reply, valid ? signOut.cookieName : undefined)
+  // The remember cookie too: a token kept in this browser would sign the member in again once the store is back.
+  const cookies = signOut.rememberCookie === undefined ? signOut.cookieName : [signOut.cookieName, signOut.rememberCookie(request)]
+  return sendStoreUnavailable(error, request, reply, valid ? cookies : undefined)
 }
 
 /** The Set-Cookie that expires the session cookie (@fastify/session's default path, `/`). */

@@ -233,6 +233,15 @@ function resetForms (fastify: FastifyInstance, deps: PasswordResetDeps): void {
       publish(request, { stage: 'refused', reason: 'invalid-link', memberId })
       return changePage(request, reply, 400, { linkValid: false, error: LINK_UNUSABLE })
     }
+    // Every session of the member ends (its generation moves on; their devices and links are forgotten)
+    // before the password changes: a store that fails here leaves the password and the link as they were,
+    // never a new password with the old sessions still running. The sign-in after starts one of the new generation.
+    try {
+      await deps.signOutEverywhere(memberId, request)
+    } catch (err) {
+      await tokens.restore(link, record)
+      throw err
+    }
     try {
       await reset.setPassword(record.member, password)
     } catch (err) {
@@ -252,8 +261,6 @@ function resetForms (fastify: FastifyInstance, deps: PasswordResetDeps): void {
         await deps.lockoutStore.reset(keys.usernameAndAddress)
       }
     }
-    // Every session of the member ends (its generation moves on), then this browser starts one of the new generation.
-    await deps.signOutEverywhere(memberId, request)
     publish(request, { stage: 'changed', memberId })
     // The password is changed either way: where no session could be kept (a Secure cookie over what
     // Fastify sees as http, logged with its fix), the login page rather than a 500 after the change.

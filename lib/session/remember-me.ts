@@ -111,8 +111,11 @@ function readRemembered (data: string): Remembered | undefined {
 
 /** What the section needs to sign a remembered device in: the shared step and its checks. */
 export interface RememberedSignIn {
-  /** Signs `member` in on this request (the shared step, method 'remembered'); `fresh`: keep nothing of the session. */
-  signIn: (request: FastifyRequest, reply: FastifyReply, member: Member, fresh: boolean) => Promise<void>
+  /**
+   * Signs `member` in on this request (the shared step, method 'remembered'); `fresh`: keep nothing of the
+   * session; `checked`: the sign-out-everywhere generation and session version the token was checked against.
+   */
+  signIn: (request: FastifyRequest, reply: FastifyReply, member: Member, fresh: boolean, checked: { generation: number, sessionVersion: string | number | undefined }) => Promise<void>
   /** Whether a session can be kept on this request (a Secure cookie over http cannot); said once in the log. */
   canKeepSession: (request: FastifyRequest) => boolean
   /** findMember's answer now, when the host gives it (null: no such member). */
@@ -216,7 +219,7 @@ export class RememberMe {
     // A new selector, not a new validator in place: two requests with one token at once each make their
     // own (the store has no compare-and-set), so neither overwrites the other's. The device keeps its expiry.
     const next = await this.issue(data.member ?? { id: data.id, ...(data.version === undefined ? {} : { sessionVersion: data.version }) }, data.generation, data.expiresAt)
-    await deps.signIn(request, reply, member, fresh)
+    await deps.signIn(request, reply, member, fresh, { generation: data.generation ?? 0, sessionVersion: data.version })
     // The old selector keeps only the hash it had, to know a copy presented after the grace.
     if (current) await this.store.set(key, { memberId: record.memberId, data: JSON.stringify({ ...data, hash: null, previous: { hash: data.hash, rotatedAt: now } }) }, data.expiresAt - now)
     this.setCookie(request, reply, next)

@@ -21,9 +21,10 @@ export type SignOutEverywhereNow = (memberId: Member['id'], request: FastifyRequ
  */
 export function rememberedSignIn (step: SignInStepDeps, everywhere: SignOutEverywhereNow | undefined): RememberedSignIn {
   return {
-    async signIn (request, reply, member, fresh) {
-      // `fresh`: the session a timeout ended this request is replaced, and nothing of it is kept.
-      await signInSession(request, reply, member, { method: 'remembered' }, fresh ? { ...step, keepSessionData: false } : step, 'findMember')
+    async signIn (request, reply, member, fresh, checked) {
+      // `fresh`: the session a timeout ended this request is replaced, and nothing of it is kept. The session
+      // takes the generation and version the token was checked against: a sign out everywhere since then ends it.
+      await signInSession(request, reply, member, { method: 'remembered', checked }, fresh ? { ...step, keepSessionData: false } : step, 'findMember')
     },
     canKeepSession: (request) => sessionCookieWritten(request, step.session.of(request), request.server.log, step.baseUrl),
     findNow: step.finder === undefined ? undefined : (request, id) => step.finder!.findNow(request, id),

@@ -26,6 +26,12 @@ export interface SignInHow {
   provider?: string
   /** The login form's "Keep me signed in on this device" was ticked: a remember token too (remember-me.ts). */
   remember?: boolean
+  /**
+   * What a remembered device's token was checked against: its sign-out-everywhere generation and findMember's
+   * session version. The session keeps these rather than the store's and findMember's answers now, so that a
+   * sign out everywhere (or a new version) landing after the check ends it.
+   */
+  checked?: { generation: number, sessionVersion: string | number | undefined }
 }
 
 /** `method` (or `provider`: `name`) as given, or FST_SR_INVALID_SIGN_IN_OPTIONS (a TypeError) that says what one is. */
@@ -70,9 +76,11 @@ export interface SignInStepDeps {
  * ago counts). A member findMember does not find is a host mistake (FST_SR_INVALID_MEMBER): nobody is
  * signed in.
  */
-async function storedAtSignIn (request: FastifyRequest, member: Member, finder: MemberFinder | undefined, source: MemberAnswerSource): Promise<Member | StoredMember> {
+async function storedAtSignIn (request: FastifyRequest, member: Member, finder: MemberFinder | undefined, source: MemberAnswerSource,
+  checked: SignInHow['checked']): Promise<Member | StoredMember> {
   if (finder !== undefined) {
-    const found = await finder.findNow(request, member.id)
+    // A remembered device: findMember was asked when its token was checked (`member` is its answer).
+    const found = checked === undefined ? await finder.findNow(request, member.id) : { sessionVersion: checked.sessionVersion }
     if (found === null) throw invalidMember(request, 'findMember', found, `nothing for the member ${source} signed in`)
     return found.sessionVersion === undefined ? { id: member.id } : { id: member.id, sessionVersion: found.sessionVersion }
   }
@@ -127,9 +135,9 @@ export async function signInSession (request: FastifyRequest, reply: FastifyRepl
   // Fail closed: a 303 "signed in" that no cookie backs would be a lie, and a login loop.
   if (!sessionCookieWritten(request, session, request.server.log, deps.baseUrl)) throw new FST_SR_INSECURE_SIGN_IN()
   await admit?.(member)
-  const stored = await storedAtSignIn(request, member, deps.finder, source)
+  const stored = await storedAtSignIn(request, member, deps.finder, source, how.checked)
   // Read from the store itself (not a cache), before the session changes: an outage leaves it as it was.
-  const generation = await deps.generations?.now(member.id)
+  const generation = deps.generations === undefined ? undefined : how.checked?.generation ?? await deps.generations.now(member.id)
   // The token is stored before the session changes too; its cookie goes out with the new session.
   const token = how.remember === true ? await deps.rememberMe?.issue(stored, generation) : undefined
   await deps.endResetLinks?.(member.id)

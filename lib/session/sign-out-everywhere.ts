@@ -102,7 +102,7 @@ export function withGenerations (lookup: MemberLookup, session: SessionAdapter, 
   }
 }
 
-/** What a sign-out everywhere ends, per API object: the sections' generation counts and remember-token stores. */
+/** What a sign-out everywhere ends, per API object: the sections' generation counts and token stores (remembered devices, reset links). */
 interface Ended {
   generations: Generations[]
   tokens: TokenStore[]
@@ -115,7 +115,7 @@ const counters = new WeakMap<SchoolsResourcesApi, Ended>()
  * Decorates `fastify.schoolsResources` once per app (a later section adds its store), and answers the
  * function the logout form's button calls.
  */
-export function decorateSignOutEverywhere (fastify: FastifyInstance, generations: Generations, section: string, tokens: TokenStore | undefined): (memberId: Member['id'], request: FastifyRequest, by?: string) => Promise<void> {
+export function decorateSignOutEverywhere (fastify: FastifyInstance, generations: Generations, section: string, tokens: ReadonlyArray<TokenStore | undefined>): (memberId: Member['id'], request: FastifyRequest, by?: string) => Promise<void> {
   let api = fastify.hasDecorator('schoolsResources') ? fastify.schoolsResources : undefined
   if (api === undefined) {
     const made: SchoolsResourcesApi = {
@@ -129,7 +129,7 @@ export function decorateSignOutEverywhere (fastify: FastifyInstance, generations
   }
   const ended = counters.get(api)!
   if (!ended.generations.some((g) => g.store === generations.store)) ended.generations.push(generations)
-  if (tokens !== undefined && !ended.tokens.includes(tokens)) ended.tokens.push(tokens)
+  for (const store of tokens) if (store !== undefined && !ended.tokens.includes(store)) ended.tokens.push(store)
   const shared = api
   // The button: the member asked; a stolen remember token: `by` says so.
   return (memberId, request, by) => signOutEverywhereNow(shared, memberId, by ?? memberId, { app: request.server, section, requestId: request.id, clientAddress: request.ip })
@@ -139,7 +139,8 @@ async function signOutEverywhereNow (api: SchoolsResourcesApi, memberId: Member[
   base: { app: FastifyInstance, section: string | undefined, requestId: string | undefined, clientAddress: string | undefined }): Promise<void> {
   const ended = counters.get(api)!
   for (const generations of ended.generations) await generations.bump(memberId)
-  // Every remembered device too: a token would otherwise sign a device in again.
+  // Every remembered device too (a token would otherwise sign a device in again), and every reset link
+  // (a leaver's, or one asked for before a password changed, would otherwise set a password and sign in).
   for (const tokens of ended.tokens) await tokens.deleteAll(String(memberId))
   if (signedOutEverywhere.hasSubscribers) signedOutEverywhere.publish({ ...base, memberId, requestedBy: by })
 }

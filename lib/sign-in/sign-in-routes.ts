@@ -246,7 +246,7 @@ function signInForms (fastify: FastifyInstance, deps: SignInDeps): void {
 
   // While the store is down, @fastify/session fails before this route; the 503 path (pages/unavailable.ts)
   // then checks the form's token with the same hook and expires the session cookie.
-  const outageSignOut = { [kOutageSignOut]: { verifyCsrf: deps.verifyCsrf, cookieName: deps.session.cookieName } }
+  const outageSignOut = { [kOutageSignOut]: { verifyCsrf: deps.verifyCsrf, cookieName: deps.session.cookieName, rememberCookie: deps.rememberMe === undefined ? undefined : rememberCookieName } }
   fastify.post(deps.routes.logout, { schema: routeSchema(deps.openapi, signOutDoc), preHandler: deps.verifyCsrf, config: outageSignOut }, async function signOut (request, reply) {
     // @fastify/session: the session goes from the store, so its cookie is worthless (the plugin clears it
     // on the next request, finding no session behind it). @fastify/secure-session: its cookie is cleared.

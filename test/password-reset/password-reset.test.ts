@@ -274,6 +274,13 @@ t.test('a link ends: expired, a newer one, a sign-in, another member\'s token', 
     t.ok(await signedInAs(app, 'teacher@example.org', 'old password of the teacher'))
     t.equal((await openLink(app, link)).page.statusCode, 400)
   })
+  t.test('the host\'s sign out everywhere (a leaver, a password changed) ends it', async (t) => {
+    const { app, mail } = await setup(t)
+    await requestLink(app, 'teacher@example.org')
+    const link = resetLink(await mail.next())
+    await app.schoolsResources.signOutEverywhere('t-1', { by: 'admin' })
+    t.equal((await openLink(app, link)).page.statusCode, 400)
+  })
   t.test('the selector of one link with the token of another', async (t) => {
     const { app, mail } = await setup(t)
     await requestLink(app, 'teacher@example.org')
@@ -465,6 +472,29 @@ t.test('a store outage answers 503', async (t) => {
   const link = resetLink(await mail.next())
   store.get = async () => { throw new errorCodes.FST_SR_STORE_UNAVAILABLE('down') }
   t.equal((await openLink(app, link)).page.statusCode, 503)
+})
+
+t.test('the store of sign out everywhere down at a change: no password changed with the old sessions left running', async (t) => {
+  const counts = new MemoryAttemptStore()
+  let down = false
+  const flaky = {
+    increment: async (key: string, ms: number) => { if (down) throw new errorCodes.FST_SR_STORE_UNAVAILABLE('down'); return counts.increment(key, ms) },
+    hold: (key: string, ms: number) => counts.hold(key, ms),
+    get: (key: string) => counts.get(key),
+    reset: (key: string) => counts.reset(key)
+  }
+  const { app, people, mail } = await setup(t, {}, { plugin: { signOutEverywhere: { store: flaky } } })
+  const otherBrowser = (await signedInAs(app, 'teacher@example.org', 'old password of the teacher'))!
+  await requestLink(app, 'teacher@example.org')
+  const browser = await openLink(app, resetLink(await mail.next()))
+  down = true
+  const failed = await postChange(app, browser, NEW_PASSWORD)
+  t.equal(failed.statusCode, 503)
+  t.equal(people.passwords.get('teacher@example.org'), 'old password of the teacher', 'the password is not changed')
+  down = false
+  t.equal((await postChange(app, browser, NEW_PASSWORD)).statusCode, 303, 'the link still works once the store is back')
+  t.equal(people.passwords.get('teacher@example.org'), NEW_PASSWORD)
+  t.equal(await status(app, otherBrowser), 302, 'and the other browser is signed out')
 })
 
 t.test('a record the store holds but this package did not write is no link', async (t) => {

@@ -550,6 +550,88 @@ t.test('sign-out with a cookie that is no token clears it', async (t) => {
   t.match(rememberCookie(out), { value: '' })
 })
 
+t.test('a sign-out while the token store is down still expires the remember cookie', async (t) => {
+  const tokens = new MemoryTokenStore()
+  let down = false
+  const flaky: TokenStore = { ...ownStore(tokens), take: async (key) => { if (down) throw new errorCodes.FST_SR_STORE_UNAVAILABLE('test outage'); return tokens.take(key) } }
+  const { app: server, store } = await app(t, { plugin: { rememberMe: { store: flaky } } })
+  const laptop = await signInRemembered(server)
+  const cookie = `${laptop.session}; ${laptop.remember}`
+  const page = await get(server, cookie, '/schools/resources/')
+  down = true
+  const out = await postSignOutForm(server, withCookies(cookie, page), page)
+  t.equal(out.statusCode, 503)
+  t.match(rememberCookie(out), { value: '', maxAge: 0 }, 'this browser no longer carries the token')
+  t.match(out.cookies.find((c) => c.name === 'sessionId'), { value: '' })
+  down = false
+  store.sessions.clear()
+  t.equal((await get(server, laptop.remember)).statusCode, 200, 'a browser that kept it would be signed in again: hence the expiry')
+})
+
+t.test('a sign-out while the session store is down expires the remember cookie too (none with rememberMe false)', async (t) => {
+  for (const rememberMe of [undefined, false] as const) {
+    const { app: server, store } = await app(t, { plugin: rememberMe === false ? { rememberMe } : {} })
+    const res = await postLogin(server, { email: TEACHER.email, password: TEACHER.password, remember: '1' })
+    const remembered = rememberCookie(res)
+    const cookie = `${sessionCookie(res)!}${remembered === undefined ? '' : `; sr_remember=${remembered.value}`}`
+    const page = await get(server, cookie, '/schools/resources/')
+    store.get = (_id, callback) => { setImmediate(() => { callback(new errorCodes.FST_SR_STORE_UNAVAILABLE('test outage')) }) }
+    const out = await postSignOutForm(server, withCookies(cookie, page), page)
+    t.equal(out.statusCode, 503)
+    t.match(out.cookies.find((c) => c.name === 'sessionId'), { value: '' })
+    if (rememberMe === false) t.equal(rememberCookie(out), undefined, 'no remember cookie to expire')
+    else t.match(rememberCookie(out), { value: '', maxAge: 0 }, 'this browser no longer carries the token')
+  }
+})
+
+t.test('a sign out everywhere while a remembered device is being signed in: that session ends too', async (t) => {
+  const tokens = new MemoryTokenStore()
+  let everywhere: (() => Promise<void>) | undefined
+  // The sign out everywhere lands between the token's checks and the new session (as the new token is written).
+  const racing: TokenStore = {
+    ...ownStore(tokens),
+    set: async (key, value, ttl) => {
+      const now = everywhere
+      everywhere = undefined
+      await now?.()
+      return tokens.set(key, value, ttl)
+    }
+  }
+  const { app: server, store } = await app(t, { plugin: { rememberMe: { store: racing } } })
+  const { remember } = await signInRemembered(server)
+  store.sessions.clear()
+  everywhere = () => server.schoolsResources.signOutEverywhere('t-1', { by: 'admin' })
+  const res = await get(server, remember)
+  t.equal(everywhere, undefined, 'the sign out everywhere ran during the remembered sign-in')
+  const session = sessionCookie(res)
+  if (res.statusCode === 200) t.equal((await get(server, session!)).statusCode, 302, 'the session it made is of the old generation: ended')
+  else t.equal(res.statusCode, 302)
+})
+
+t.test('a session version changed while a remembered device is being signed in: that session ends too', async (t) => {
+  const tokens = new MemoryTokenStore()
+  let version = 1
+  let bump = false
+  const racing: TokenStore = {
+    ...ownStore(tokens),
+    set: async (key, value, ttl) => {
+      if (bump) version++
+      bump = false
+      return tokens.set(key, value, ttl)
+    }
+  }
+  const findMember = async (id: string | number) => ({ ...TEACHER_MEMBER, id, sessionVersion: version })
+  const { app: server, store } = await app(t, { plugin: { rememberMe: { store: racing }, findMember, findMemberCache: { ttlMs: 0 } } })
+  const { remember } = await signInRemembered(server)
+  store.sessions.clear()
+  bump = true
+  const res = await get(server, remember)
+  t.equal(version, 2, 'the version changed during the remembered sign-in')
+  const session = sessionCookie(res)
+  if (res.statusCode === 200) t.equal((await get(server, session!)).statusCode, 302, 'the session it made is of the old version: ended')
+  else t.equal(res.statusCode, 302)
+})
+
 t.test('with @fastify/secure-session: the session is the cookie, and a remembered device gets a new one', async (t) => {
   const server = Fastify()
   t.teardown(() => server.close())
