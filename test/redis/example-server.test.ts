@@ -60,11 +60,13 @@ if (requireRedis(t)) {
     const port = await freePort()
     const prefix = uniquePrefix('example')
     const server = startServer(t, { REDIS_URL: `redis://127.0.0.1:${port}`, REDIS_CONNECT_TIMEOUT_MS: '15000', REDIS_TIMEOUT_MS: '4000', REDIS_PREFIX: prefix })
-    await server.waitFor(/is unreachable; retrying/, 5000)
+    // Generous bounds on start-up: they only end a test that would otherwise hang; on a loaded machine the
+    // built server has taken over 5 s to print its first line.
+    await server.waitFor(/is unreachable; retrying/, 20_000)
     t.notMatch(server.output(), 'Server listening', 'not listening while Redis is missing')
 
     const redis = await ThrowawayRedis.start(t, port)
-    const [, address] = await server.waitFor(/Server listening at (http:\/\/127\.0\.0\.1:\d+)/, 10_000)
+    const [, address] = await server.waitFor(/Server listening at (http:\/\/127\.0\.0\.1:\d+)/, 30_000)
     t.match(server.output(), `Connected to Redis at redis://127.0.0.1:${port}`)
     t.match(server.output(), `sessions in Redis at redis://127.0.0.1:${port}`)
 
@@ -134,7 +136,7 @@ if (requireRedis(t)) {
   t.test('SIGTERM while Redis is stalled: the close gives up, the connection is dropped, exit 0 within the deadline (issue 12, item 9)', async (t) => {
     const redis = await ThrowawayRedis.start(t)
     const server = startServer(t, { REDIS_URL: redis.url, REDIS_TIMEOUT_MS: '1000', REDIS_PREFIX: uniquePrefix('stalled') })
-    const [, address] = await server.waitFor(/Server listening at (http:\/\/127\.0\.0\.1:\d+)/, 10_000)
+    const [, address] = await server.waitFor(/Server listening at (http:\/\/127\.0\.0\.1:\d+)/, 30_000)
     const cookie = await signInOverHttp(address)
     // Redis holds every command for 30 s: the request in flight and the close both wait on it.
     await redis.pause(30_000)
