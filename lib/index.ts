@@ -33,7 +33,7 @@ import type { SignInStepDeps } from './session/sign-in-step.js'
 import { oidcConfigs } from './sign-in/oidc-client.js'
 import { MemoryTokenStore } from './stores/token-store.js'
 import { passwordResetRoutes, resetPaths } from './password-reset/routes.js'
-import { ResetTokens } from './password-reset/tokens.js'
+import { RESET_OWNER_PREFIX, ResetTokens } from './password-reset/tokens.js'
 
 const FORM = 'application/x-www-form-urlencoded'
 
@@ -78,7 +78,12 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
   const timed = opts.timeouts === false ? lookup : withTimeouts(lookup, session!, opts.sessionKey, opts.timeouts)
   const stylesheet = opts.stylesheet.servePath === undefined ? opts.stylesheet : { ...opts.stylesheet, href: `${mount}${opts.stylesheet.href}` }
   const pages = new PageRenderer(resolveViews(opts.views), { ...opts, stylesheet, session, signOutEverywhere: generations !== undefined }, paths)
-  const everywhere = generations === undefined ? undefined : decorateSignOutEverywhere(fastify, generations, paths.index, [rememberMe?.store, opts.passwordReset?.store])
+  // What a sign-out everywhere ends besides sessions: remembered devices and reset links, each under its own owners.
+  const memberTokens = [
+    ...(rememberMe === undefined ? [] : [{ store: rememberMe.store, ownerPrefix: '' }]),
+    ...(opts.passwordReset === undefined ? [] : [{ store: opts.passwordReset.store, ownerPrefix: RESET_OWNER_PREFIX }])
+  ]
+  const everywhere = generations === undefined ? undefined : decorateSignOutEverywhere(fastify, generations, paths.index, memberTokens)
   // What a visitor of any members-only route gets: this section's login redirect, then its refused index redirect.
   const anonymous: AnonymousRedirect = { baseUrl: opts.baseUrl, loginPath: paths.login, indexPath: paths.index, returnParam: opts.returnParam }
   const sessionDecides = opts.getMember === undefined

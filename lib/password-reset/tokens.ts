@@ -39,6 +39,15 @@ function ownFields (member: Member): Member {
   return kept
 }
 
+/**
+ * Reset links keep their own keys and owners in the store (`reset:{selector}`, owner `reset:{id}`), so
+ * that a host may give passwordReset and rememberMe one store: ending a member's links (at every sign-in)
+ * then leaves their remembered devices alone, and the reverse.
+ */
+export const RESET_OWNER_PREFIX = 'reset:'
+const key = (selector: string) => `${RESET_OWNER_PREFIX}${selector}`
+const owner = (id: Member['id']) => `${RESET_OWNER_PREFIX}${String(id)}`
+
 export class ResetTokens {
   readonly #store: TokenStore
   readonly #ttlMs: number
@@ -55,18 +64,18 @@ export class ResetTokens {
     const token = randomBytes(32).toString('base64url')
     const expiresAt = Date.now() + this.#ttlMs
     const data = JSON.stringify({ hash: digest(token).toString('base64url'), member: ownFields(member), email, expiresAt })
-    await this.#store.set(selector, { memberId: String(member.id), data }, this.#ttlMs)
+    await this.#store.set(key(selector), { memberId: owner(member.id), data }, this.#ttlMs)
     return { selector, token, expiresAt: new Date(expiresAt) }
   }
 
   /** The live record the link stands for, left in place, or undefined (none, expired, another token). */
   async find (link: LinkParts): Promise<ResetRecord | undefined> {
-    return matching(await this.#store.get(link.selector), link.token)
+    return matching(await this.#store.get(key(link.selector)), link.token)
   }
 
   /** The same, taken out of the store in one step: of two changes at once, one gets it. */
   async take (link: LinkParts): Promise<ResetRecord | undefined> {
-    return matching(await this.#store.take(link.selector), link.token)
+    return matching(await this.#store.take(key(link.selector)), link.token)
   }
 
   /** Puts a taken record back for what is left of its time (a change the host could not make). */
@@ -74,12 +83,12 @@ export class ResetTokens {
     // At least a millisecond: a record past its time is refused by its own expiresAt anyway.
     const left = Math.max(1, record.expiresAt - Date.now())
     const data = JSON.stringify({ hash: digest(link.token).toString('base64url'), member: record.member, email: record.email, expiresAt: record.expiresAt })
-    await this.#store.set(link.selector, { memberId: String(record.member.id), data }, left)
+    await this.#store.set(key(link.selector), { memberId: owner(record.member.id), data }, left)
   }
 
   /** Ends every link of the member: a new one asked for, a sign-in, a change. */
   async endAll (memberId: Member['id']): Promise<void> {
-    await this.#store.deleteAll(String(memberId))
+    await this.#store.deleteAll(owner(memberId))
   }
 }
 

@@ -105,7 +105,14 @@ export function withGenerations (lookup: MemberLookup, session: SessionAdapter, 
 /** What a sign-out everywhere ends, per API object: the sections' generation counts and token stores (remembered devices, reset links). */
 interface Ended {
   generations: Generations[]
-  tokens: TokenStore[]
+  tokens: MemberTokens[]
+}
+
+/** A store of tokens, and how it names a member as their tokens' owner (reset links keep owners of their own). */
+export interface MemberTokens {
+  store: TokenStore
+  /** Put before `String(id)`: '' for remembered devices, `reset:` for reset links. */
+  ownerPrefix: string
 }
 
 // Per API object: what the sections that share it keep (one app, several sections).
@@ -115,7 +122,7 @@ const counters = new WeakMap<SchoolsResourcesApi, Ended>()
  * Decorates `fastify.schoolsResources` once per app (a later section adds its store), and answers the
  * function the logout form's button calls.
  */
-export function decorateSignOutEverywhere (fastify: FastifyInstance, generations: Generations, section: string, tokens: ReadonlyArray<TokenStore | undefined>): (memberId: Member['id'], request: FastifyRequest, by?: string) => Promise<void> {
+export function decorateSignOutEverywhere (fastify: FastifyInstance, generations: Generations, section: string, tokens: readonly MemberTokens[]): (memberId: Member['id'], request: FastifyRequest, by?: string) => Promise<void> {
   let api = fastify.hasDecorator('schoolsResources') ? fastify.schoolsResources : undefined
   if (api === undefined) {
     const made: SchoolsResourcesApi = {
@@ -129,7 +136,7 @@ export function decorateSignOutEverywhere (fastify: FastifyInstance, generations
   }
   const ended = counters.get(api)!
   if (!ended.generations.some((g) => g.store === generations.store)) ended.generations.push(generations)
-  for (const store of tokens) if (store !== undefined && !ended.tokens.includes(store)) ended.tokens.push(store)
+  for (const t of tokens) if (!ended.tokens.some((e) => e.store === t.store && e.ownerPrefix === t.ownerPrefix)) ended.tokens.push(t)
   const shared = api
   // The button: the member asked; a stolen remember token: `by` says so.
   return (memberId, request, by) => signOutEverywhereNow(shared, memberId, by ?? memberId, { app: request.server, section, requestId: request.id, clientAddress: request.ip })
@@ -141,6 +148,6 @@ async function signOutEverywhereNow (api: SchoolsResourcesApi, memberId: Member[
   for (const generations of ended.generations) await generations.bump(memberId)
   // Every remembered device too (a token would otherwise sign a device in again), and every reset link
   // (a leaver's, or one asked for before a password changed, would otherwise set a password and sign in).
-  for (const tokens of ended.tokens) await tokens.deleteAll(String(memberId))
+  for (const { store, ownerPrefix } of ended.tokens) await store.deleteAll(`${ownerPrefix}${String(memberId)}`)
   if (signedOutEverywhere.hasSubscribers) signedOutEverywhere.publish({ ...base, memberId, requestedBy: by })
 }

@@ -591,3 +591,29 @@ if (REDIS_URL !== undefined) {
     t.equal((await openLink(a.app, link)).page.statusCode, 400, 'used up on the other instance too')
   })
 }
+
+t.test('one store for reset links and remembered devices: each ends only its own', async (t) => {
+  const shared = new MemoryTokenStore()
+  const { app, mail } = await setup(t, { store: shared }, { plugin: { rememberMe: { store: shared } } })
+  t.equal((await requestLink(app, 'teacher@example.org')).statusCode, 200)
+  const link = resetLink(await mail.next())
+  // A sign-in with the box ticked ends the member's links, and must keep the device it just remembered.
+  const signIn = await postLogin(app, { email: 'teacher@example.org', password: 'old password of the teacher', remember: '1' })
+  t.equal(signIn.statusCode, 303)
+  const remember = signIn.cookies.find((c) => c.name === 'sr_remember')
+  t.ok(remember !== undefined, 'the device is remembered')
+  t.equal(shared.size, 1, 'the link is gone, the remembered device stays')
+  const back = await app.inject({ url: MATHS, headers: { cookie: `sr_remember=${remember!.value}` } })
+  t.equal(back.statusCode, 200, 'and it signs the device in')
+  const { page } = await openLink(app, link)
+  t.match(page.body, 'Ask for a new link', 'the link asked for before the sign-in no longer works')
+
+  // Sign out everywhere ends both, each under its own owner.
+  // The device's records (its token, and the one it was rotated from, kept for its grace), and a new link.
+  const deviceRecords = shared.size
+  t.equal((await requestLink(app, 'teacher@example.org')).statusCode, 200)
+  await mail.next()
+  t.equal(shared.size, deviceRecords + 1, 'a new link beside the remembered device')
+  await app.schoolsResources.signOutEverywhere('t-1')
+  t.equal(shared.size, 0, 'signing out everywhere ends the link and forgets the device')
+})
