@@ -8,12 +8,9 @@ import { once } from 'node:events'
 import { createServer, type AddressInfo } from 'node:net'
 import { chromium, type Browser, type Page } from 'playwright-core'
 import { AxeBuilder } from '@axe-core/playwright'
+import { CHROMIUM, CHROMIUM_ARGS, chromiumPresent } from '../helpers/chromium.js'
 import { EXAMPLE_SERVER, startExampleServer, type ExampleServer } from '../helpers/example-server.js'
 import { mailServer } from '../helpers/mail-server.js'
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
-const IN_CI = process.env.CI === 'true' || process.env.CI === '1'
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic']
 
 const EMAIL = 'teacher@example.org'
 const PASSWORD = 'correct horse battery staple'
@@ -31,15 +28,7 @@ async function freePort (): Promise<number> {
   return port
 }
 
-if (!existsSync(CHROMIUM)) {
-  const why = `Chromium not found at ${CHROMIUM} (install it with "apt-get install chromium", or set CHROMIUM_PATH)`
-  if (IN_CI) {
-    t.fail(`browser tests must run under CI=true: ${why}`)
-  } else {
-    process.stderr.write(`\n*** SKIPPED the password reset browser tests: ${why} ***\n\n`)
-    t.plan(0, `password reset browser tests skipped: ${why}`)
-  }
-} else {
+if (chromiumPresent('password reset browser tests')) {
   t.setTimeout(180_000)
 
   t.test('forgotten password: the mail, a scanner first, a new password, the old one and the other browser ended', async (t) => {

@@ -9,11 +9,8 @@ import { once } from 'node:events'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
 import { AxeBuilder } from '@axe-core/playwright'
+import { CHROMIUM, CHROMIUM_ARGS, chromiumPresent } from '../helpers/chromium.js'
 import { EXAMPLE_SERVER, startExampleServer, type ExampleServer } from '../helpers/example-server.js'
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
-const IN_CI = process.env.CI === 'true' || process.env.CI === '1'
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic']
 
 const EMAIL = 'teacher@example.org'
 const PASSWORD = 'correct horse battery staple'
@@ -22,15 +19,7 @@ const LOGIN_FOR_MATHS = '/Security/login?BackURL=%2Fschools%2Fresources%2Fresour
 /** Short enough to wait out in a test, long enough that a sign-in and a page fit inside it on a slow machine. */
 const IDLE_MS = 4000
 
-if (!existsSync(CHROMIUM)) {
-  const why = `Chromium not found at ${CHROMIUM} (install it with "apt-get install chromium", or set CHROMIUM_PATH)`
-  if (IN_CI) {
-    t.fail(`browser tests must run under CI=true: ${why}`)
-  } else {
-    process.stderr.write(`\n*** SKIPPED the session lifecycle browser tests: ${why} ***\n\n`)
-    t.plan(0, `session lifecycle browser tests skipped: ${why}`)
-  }
-} else {
+if (chromiumPresent('session lifecycle browser tests')) {
   t.setTimeout(180_000)
   // A classroom server with a short idle limit, and one with the defaults (60 minutes), where nothing
   // times out however slow the machine.
