@@ -28,7 +28,7 @@ if (!existsSync(CHROMIUM)) {
     t.plan(0, `end-to-end download tests skipped: ${why}`)
   }
 } else {
-  t.setTimeout(120_000)
+  t.setTimeout(240_000)
   let server: ExampleServer['child'] | undefined
   let browser: Browser | undefined
   let context: BrowserContext | undefined

@@ -29,7 +29,7 @@ async function freePort (): Promise<number> {
 }
 
 if (chromiumPresent('password reset browser tests')) {
-  t.setTimeout(180_000)
+  t.setTimeout(300_000)
 
   t.test('forgotten password: the mail, a scanner first, a new password, the old one and the other browser ended', async (t) => {
     if (!existsSync(EXAMPLE_SERVER)) throw new Error(`${EXAMPLE_SERVER} is missing: run "npm run build" first (npm run test:all does)`)

@@ -20,7 +20,7 @@ const LOGIN_FOR_MATHS = '/Security/login?BackURL=%2Fschools%2Fresources%2Fresour
 const IDLE_MS = 4000
 
 if (chromiumPresent('session lifecycle browser tests')) {
-  t.setTimeout(180_000)
+  t.setTimeout(300_000)
   // A classroom server with a short idle limit, and one with the defaults (60 minutes), where nothing
   // times out however slow the machine.
   const servers: ExampleServer[] = []
