@@ -3,6 +3,7 @@ import { subscribe, unsubscribe } from 'node:diagnostics_channel'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import { errorCodes, eventChannels, MemoryAttemptStore, MemoryTokenStore, type Member, type PasswordResetEvent, type PasswordResetOptions, type SignInSucceededEvent } from '../../lib/index.js'
 import { RESET_COOKIE } from '../../lib/password-reset/routes.js'
+import { RESET_OWNER_PREFIX } from '../../lib/password-reset/tokens.js'
 import { BASE_URL, buildTestApp, CountingCatalog, SECRET, formToken, postLogin, sessionCookie, withCookies, type BuildOptions } from '../helpers/app.js'
 import { mailServer, resetLink } from '../helpers/mail-server.js'
 import { capturedLog } from '../helpers/log-capture.js'
@@ -503,7 +504,8 @@ t.test('a record the store holds but this package did not write is no link', asy
   const selector = 'a'.repeat(22)
   const cookie = `${RESET_COOKIE}=${selector}.${'b'.repeat(43)}`
   for (const data of ['{', '{}', 'null']) {
-    await store.set(selector, { memberId: 't-1', data }, 60_000)
+    // Under the key the package's own records have (lib/password-reset/tokens.ts).
+    await store.set(`${RESET_OWNER_PREFIX}${selector}`, { memberId: `${RESET_OWNER_PREFIX}t-1`, data }, 60_000)
     t.equal((await app.inject({ url: CHANGE, headers: { cookie } })).statusCode, 400, data)
   }
 })
