@@ -95,8 +95,16 @@ function sendStoreUnavailable (error: FastifyError | Error, request: FastifyRequ
  * has ended and its cookies (the session's, the remembered device's) are expired here (the answer skips
  * onSend, where they would be cleared), and the page says the member's other devices are still signed in.
  */
-export function sendOthersNotSignedOut (error: Error, request: FastifyRequest, reply: FastifyReply, cookieNames: string[]): FastifyReply {
-  return sendStoreUnavailable(error, request, reply, cookieNames, 'others-kept')
+export function sendOthersNotSignedOut (error: Error, request: FastifyRequest, reply: FastifyReply, signOut: OutageSignOut): FastifyReply {
+  return sendStoreUnavailable(error, request, reply, signOutCookies(signOut, request), 'others-kept')
+}
+
+/**
+ * The cookies a sign-out answered by a 503 expires itself: the session's, and the remember cookie too (a
+ * token kept in this browser would sign the member in again once the store is back).
+ */
+function signOutCookies (signOut: OutageSignOut, request: FastifyRequest): string | string[] {
+  return signOut.rememberCookie === undefined ? signOut.cookieName : [signOut.cookieName, signOut.rememberCookie(request)]
 }
 
 /**
@@ -120,9 +128,7 @@ export function storeErrorHandler (error: FastifyError, request: FastifyRequest,
  */
 async function signOutDuringOutage (signOut: OutageSignOut, error: FastifyError, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
   const valid = await csrfTokenValid(signOut.verifyCsrf, request, reply)
-  // The remember cookie too: a token kept in this browser would sign the member in again once the store is back.
-  const cookies = signOut.rememberCookie === undefined ? signOut.cookieName : [signOut.cookieName, signOut.rememberCookie(request)]
-  return sendStoreUnavailable(error, request, reply, valid ? cookies : undefined)
+  return sendStoreUnavailable(error, request, reply, valid ? signOutCookies(signOut, request) : undefined)
 }
 
 /** The Set-Cookie that expires the session cookie (@fastify/session's default path, `/`). */

@@ -269,9 +269,8 @@ function signInForms (fastify: FastifyInstance, deps: SignInDeps): void {
     // This device is forgotten too (every device with everywhere=1, above).
     await deps.rememberMe?.forgetThisDevice(request, reply)
     if (othersKept !== undefined) {
-      // The answer skips onSend, where the cookies set above would go out: it expires both itself.
-      const cookies = [deps.session.cookieName, ...(deps.rememberMe === undefined ? [] : [rememberCookieName(request)])]
-      return sendOthersNotSignedOut(othersKept, request, reply, cookies)
+      // The answer skips onSend, where the cookies set above would go out: it expires them itself.
+      return sendOthersNotSignedOut(othersKept, request, reply, outageSignOut[kOutageSignOut])
     }
     if (signedOut.hasSubscribers) signedOut.publish({ ...eventBase(request, paths.index), memberId: member?.id })
     reply.header('cache-control', 'no-store')
