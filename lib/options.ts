@@ -11,6 +11,8 @@ import { resolveStylesheet, type ResolvedStylesheet } from './pages/stylesheet.j
 import { resolveOpenApi, type OpenApi } from './pages/openapi.js'
 import { parseMembersOnlyOutsideSection, type MembersOnlyOutsideSection } from './access/members-only.js'
 import type { Views } from './pages/views.js'
+import { Translations, type HostMessages } from './i18n/translations.js'
+import { RequestLocales, type LocaleOption } from './i18n/request-locale.js'
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from './pages/pagination.js'
 import type { FindMember, FindMemberCacheSettings } from './session/find-member.js'
 import { MemoryAttemptStore, type AttemptStore } from './stores/attempt-store.js'
@@ -124,8 +126,19 @@ export interface SectionOptions {
   pageSize?: number
   /** Replace any of the page renderers. */
   views?: Partial<Views>
-  /** Site name shown in page titles and the header (default `Schools resources`). */
+  /** Site name shown in page titles and the header (default: the message `site.name`, "Schools resources"). */
   siteName?: string
+  /**
+   * The language of the pages (docs/languages.md): a fixed tag, or a function of the request giving one
+   * (or undefined); without it, or when it gives undefined, `Accept-Language` chooses among the locales.
+   */
+  locale?: LocaleOption
+  /** The locale when nothing else chooses one, and the fallback of a missing message (default `en`). */
+  defaultLocale?: string
+  /** Messages per locale tag, over the shipped ones: some keys of a shipped locale, or a locale of your own. */
+  messages?: HostMessages
+  /** IANA time zone of the times pages show, such as the end of a lockout (default `UTC`). */
+  timeZone?: string
   /** `true` (default): serve and link the section's stylesheet; `false`: none; a URL: link yours instead. */
   stylesheet?: boolean | string
   /**
@@ -223,7 +236,10 @@ export interface ResolvedOptions {
   restrictedCategories: 'mark' | 'hide'
   pageSize: number
   views: Partial<Views>
-  siteName: string
+  /** The host's site name, or undefined for the message `site.name` of each page's locale. */
+  siteName: string | undefined
+  translations: Translations
+  locales: RequestLocales
   stylesheet: ResolvedStylesheet
   lockout: LockoutSettings | false
   loginRateLimit: LoginRateLimitSettings | false
@@ -249,7 +265,7 @@ export interface ResolvedOptions {
 const FASTIFY_KEYS = new Set(['logLevel', 'logSerializers'])
 const KNOWN_KEYS = new Set<string>([
   'catalog', 'authenticate', 'signIn', 'prefix', 'baseUrl', 'loginPath', 'logoutPath',
-  'sessionKey', 'keepSessionData', 'getMember', 'restrictedCategories', 'views', 'siteName', 'stylesheet', 'lockout', 'loginRateLimit', 'helmet', 'conflictLog',
+  'sessionKey', 'keepSessionData', 'getMember', 'restrictedCategories', 'views', 'siteName', 'locale', 'defaultLocale', 'messages', 'timeZone', 'stylesheet', 'lockout', 'loginRateLimit', 'helmet', 'conflictLog',
   'files', 'passwordChecks', 'cookieName', 'sessionPlugin', 'sessionName', 'pageSize',
   'openapi',
   'auditKey',
@@ -449,8 +465,10 @@ export function resolveOptions (raw: object): ResolvedOptions {
     invalidOption('pageSize', `must be a whole number from 1 to ${MAX_PAGE_SIZE}`)
   }
 
-  const siteName = opts.siteName ?? 'Schools resources'
-  if (typeof siteName !== 'string' || siteName.trim() === '') invalidOption('siteName', 'must be a non-empty string')
+  const siteName: unknown = opts.siteName
+  if (siteName !== undefined && (typeof siteName !== 'string' || siteName.trim() === '')) invalidOption('siteName', 'must be a non-empty string')
+  const translations = new Translations({ defaultLocale: (opts.defaultLocale ?? 'en') as string, messages: hostMessages(opts.messages), timeZone: timeZone(opts.timeZone) })
+  const locales = new RequestLocales(translations, opts.locale)
 
   const prefix = path(opts, 'prefix', '/schools/resources')
   const lockout = resolveLockout(opts)
@@ -475,7 +493,9 @@ export function resolveOptions (raw: object): ResolvedOptions {
     restrictedCategories,
     pageSize,
     views,
-    siteName,
+    siteName: siteName as string | undefined,
+    translations,
+    locales,
     stylesheet: resolveStylesheet(opts.stylesheet, prefix),
     lockout,
     loginRateLimit: resolveLoginRateLimit(opts, lockout),
@@ -608,4 +628,20 @@ function resolveAuditKey (value: unknown): string | undefined {
     invalidOption('auditKey', `must be a secret of ${AUDIT_KEY_BITS} bits or more, such as the output of \`openssl rand -base64 32\`, the same on every instance`)
   }
   return value as string | undefined
+}
+
+/** Option `messages`: an object of locales, each an object of messages (checked key by key in Translations). */
+function hostMessages (messages: unknown): HostMessages {
+  if (messages === undefined) return {}
+  if (messages === null || typeof messages !== 'object' || Array.isArray(messages)) invalidOption('messages', 'must be an object of locales, each an object of messages by key (docs/languages.md)')
+  return messages as HostMessages
+}
+
+/** Option `timeZone`: an IANA zone Intl knows, `UTC` when left out. */
+function timeZone (zone: unknown): string {
+  if (zone === undefined) return 'UTC'
+  try {
+    if (typeof zone === 'string') return new Intl.DateTimeFormat('en', { timeZone: zone }).resolvedOptions().timeZone
+  } catch {}
+  return invalidOption('timeZone', 'must be an IANA time zone, such as "Europe/London" or "Pacific/Auckland"')
 }

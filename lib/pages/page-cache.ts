@@ -57,7 +57,7 @@ export class CategoryPageCache {
     // without any possible collision; `start` is always a page boundary (pageWindow).
     const subject = filter.subject === undefined ? -1 : filter.subjects.indexOf(filter.subject)
     const year = filter.year === undefined ? -1 : filter.years.indexOf(filter.year)
-    const key = `${subject}/${year}/${start}/${token === undefined ? 0 : 1}`
+    const key = `${ctx.locale}/${subject}/${year}/${start}/${token === undefined ? 0 : 1}`
     let pages = this.#templates.get(category)
     if (pages === undefined) {
       pages = new Map()

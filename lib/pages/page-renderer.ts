@@ -8,6 +8,9 @@ import type { SessionAdapter } from '../session/session-adapter.js'
 import { defaultViews, fileName, type Page, type PageContext, type Views } from './views.js'
 import { SafeHtml } from './html.js'
 import { CategoryPageCache, type CategoryPageData } from './page-cache.js'
+import { PageLanguages } from './page-language.js'
+import type { Translations } from '../i18n/translations.js'
+import type { RequestLocales } from '../i18n/request-locale.js'
 
 const { FST_SR_REGISTER_PREFIX, FST_SR_INVALID_VIEW } = errorCodes
 
@@ -44,18 +47,29 @@ export function resolveViews (overrides: Partial<Views>): Views {
   return { ...defaultViews, ...overrides }
 }
 
+/** What a page's context holds whatever its language. */
+type Base = Omit<PageContext, 'member' | 'siteName' | 'locale' | 'dir' | 't' | 'tHtml'>
+
 export class PageRenderer {
   readonly #views: Views
-  readonly #base: Omit<PageContext, 'member'>
+  readonly #base: Base
   readonly #categoryPages: CategoryPageCache | undefined
+  readonly #locales: RequestLocales
+  readonly #languages: PageLanguages
+  readonly #siteName: string | undefined
+  // Per locale, the context every page of it starts from (made on its first page).
+  readonly #bases = new Map<string, Omit<PageContext, 'member'>>()
 
   // The section's session (none with signIn off and getMember): logout forms only where it is live.
   readonly #session: SessionAdapter | undefined
 
-  constructor (views: Views, opts: { siteName: string, signIn: boolean, stylesheet: { href?: string }, logoutUrl?: string, returnParam: string, session?: SessionAdapter, signOutEverywhere?: boolean }, paths: SectionPaths) {
+  constructor (views: Views, opts: { siteName: string | undefined, translations: Translations, locales: RequestLocales, signIn: boolean, stylesheet: { href?: string }, logoutUrl?: string, returnParam: string, session?: SessionAdapter, signOutEverywhere?: boolean }, paths: SectionPaths) {
     this.#session = opts.session
     this.#views = views
-    this.#base = { siteName: opts.siteName, signIn: opts.signIn, paths, returnParam: opts.returnParam }
+    this.#locales = opts.locales
+    this.#languages = new PageLanguages(opts.translations)
+    this.#siteName = opts.siteName
+    this.#base = { signIn: opts.signIn, paths, returnParam: opts.returnParam }
     if (opts.stylesheet.href !== undefined) this.#base.stylesheet = opts.stylesheet.href
     if (opts.logoutUrl !== undefined) this.#base.logoutUrl = opts.logoutUrl
     if (opts.signOutEverywhere === true && opts.signIn) this.#base.signOutEverywhere = true
@@ -69,10 +83,30 @@ export class PageRenderer {
    * The context for one page; members get a CSRF token for the logout form when the plugin owns sign-in.
    * Where no token can be made (a host's route), the page offers no sign-out form rather than one that fails.
    */
-  context (member: Member | undefined, reply: FastifyReply): PageContext {
+  context (member: Member | undefined, reply: FastifyReply): PageContext | Promise<PageContext> {
+    const locale = this.#locales.of(reply.request)
+    if (typeof locale !== 'string') return locale.then((tag) => this.#context(member, reply, tag))
+    return this.#context(member, reply, locale)
+  }
+
+  #context (member: Member | undefined, reply: FastifyReply, locale: string): PageContext {
+    const base = this.#baseOf(locale, reply)
     const csrfToken = this.csrfToken(member, reply)
-    if (member !== undefined && csrfToken === undefined) return { ...this.#base, signIn: false, member }
-    return { ...this.#base, member, csrfToken }
+    if (member !== undefined && csrfToken === undefined) return { ...base, signIn: false, member }
+    return { ...base, member, csrfToken }
+  }
+
+  /** The context pages in `locale` start from; the answer says its language (and varies with the header). */
+  #baseOf (locale: string, reply: FastifyReply): Omit<PageContext, 'member'> {
+    reply.header('content-language', locale)
+    if (this.#locales.negotiated) addVary(reply, 'Accept-Language')
+    let base = this.#bases.get(locale)
+    if (base === undefined) {
+      const language = this.#languages.of(locale)
+      base = { ...this.#base, ...language, siteName: this.#siteName ?? language.t('site.name') }
+      this.#bases.set(locale, base)
+    }
+    return base
   }
 
   /** The logout form's CSRF token for a member's page, when the plugin owns sign-in. */
@@ -86,7 +120,8 @@ export class PageRenderer {
    * (`{ title, body }`) or, for the layout, markup, fails with FST_SR_INVALID_VIEW, which the section
    * answers with its 500 page, and is logged once with the fix.
    */
-  async sendView<K extends PageView> (reply: FastifyReply, name: K, data: Parameters<Views[K]>[0], ctx: PageContext): Promise<FastifyReply> {
+  async sendView<K extends PageView> (reply: FastifyReply, name: K, data: Parameters<Views[K]>[0], context: PageContext | Promise<PageContext>): Promise<FastifyReply> {
+    const ctx = await context
     const view = this.#views[name] as (data: Parameters<Views[K]>[0], ctx: PageContext) => Page | Promise<Page>
     const page = await rendered(reply, name, () => view(data, ctx))
     if (!isPage(page)) throw invalidView(reply, name, `gave ${kindOfValue(page)} instead of a page`, 'return { title, body } (title a string, body a string or html`...`)')
@@ -100,7 +135,13 @@ export class PageRenderer {
    * offset that names the page), with a CSRF token in its logout form where the plugin owns sign-in.
    */
   sendCategory (reply: FastifyReply, data: CategoryPageData, start: number, member: Member): FastifyReply | Promise<FastifyReply> {
-    const ctx = { ...this.#base, member, csrfToken: this.csrfToken(member, reply) }
+    const locale = this.#locales.of(reply.request)
+    if (typeof locale !== 'string') return locale.then((tag) => this.#sendCategory(reply, data, start, member, tag))
+    return this.#sendCategory(reply, data, start, member, locale)
+  }
+
+  #sendCategory (reply: FastifyReply, data: CategoryPageData, start: number, member: Member, locale: string): FastifyReply | Promise<FastifyReply> {
+    const ctx = { ...this.#baseOf(locale, reply), member, csrfToken: this.csrfToken(member, reply) }
     // The cached page is sent at once: no promise on the path of every signed-in page view.
     if (this.#categoryPages !== undefined) return sendHtml(reply, this.#categoryPages.page(data, start, ctx))
     return this.sendView(reply, 'category', data, ctx)
@@ -138,4 +179,15 @@ function invalidView (reply: FastifyReply, name: keyof Views, problem: string, f
 
 function sendHtml (reply: FastifyReply, document: string): FastifyReply {
   return reply.type('text/html; charset=utf-8').send(document)
+}
+
+/** Adds `field` to the answer's `Vary` (once), keeping what is there. */
+export function addVary (reply: FastifyReply, field: string): void {
+  const vary = reply.getHeader('vary')
+  if (vary === undefined) {
+    reply.header('vary', field)
+    return
+  }
+  const fields = String(vary)
+  if (!fields.toLowerCase().split(/\s*,\s*/).includes(field.toLowerCase())) reply.header('vary', `${fields}, ${field}`)
 }

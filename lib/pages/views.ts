@@ -2,9 +2,14 @@ import type { Category, CategoryWithResources, FileResource, Member, Resource } 
 import { applyFilter, resourceFilter, type ResourceFilter } from './filters.js'
 import { html, SafeHtml, unsafeRaw } from './html.js'
 import type { Pagination } from './pagination.js'
+import type { PageLanguage } from './page-language.js'
 
-/** What every view knows about the request it renders for. */
-export interface PageContext {
+/**
+ * What every view knows about the request it renders for; with its language (`locale`, `dir`) and the
+ * catalogue's messages in it (`t`, `tHtml`: docs/languages.md), so a host's view says what the section's do.
+ */
+export interface PageContext extends PageLanguage {
+  /** The host's `siteName`, else the message `site.name` in the page's locale. */
   siteName: string
   /** The signed-in member, when there is one. */
   member: Member | undefined
@@ -183,44 +188,49 @@ function returnField (ctx: PageContext, backUrl: string): SafeHtml {
  */
 function signOut (ctx: PageContext): SafeHtml | '' {
   if (ctx.signIn) {
-    const everywhere = ctx.signOutEverywhere === true ? html` <button type="submit" name="everywhere" value="1">Sign out on all devices</button>` : ''
-    return html`<form method="post" action="${ctx.paths.logout}">${csrfField(ctx.csrfToken)}<button type="submit">Sign out</button>${everywhere}</form>`
+    const everywhere = ctx.signOutEverywhere === true ? html` <button type="submit" name="everywhere" value="1">${ctx.t('nav.signOutEverywhere')}</button>` : ''
+    return html`<form method="post" action="${ctx.paths.logout}">${csrfField(ctx.csrfToken)}<button type="submit">${ctx.t('nav.signOut')}</button>${everywhere}</form>`
   }
-  return ctx.logoutUrl === undefined ? '' : html`<a href="${ctx.logoutUrl}">Sign out</a>`
+  return ctx.logoutUrl === undefined ? '' : html`<a href="${ctx.logoutUrl}">${ctx.t('nav.signOut')}</a>`
 }
 
 function memberNav (ctx: PageContext): SafeHtml {
   if (ctx.member !== undefined) {
-    return html`<p class="signed-in">Signed in as <strong>${ctx.member.name}</strong></p>
+    return html`<p class="signed-in">${ctx.tHtml('nav.signedInAs', { name: ctx.member.name }, { strong })}</p>
       ${signOut(ctx)}`
   }
   // The section's login page, or the host's (loginPath), where the login redirect sends visitors too.
-  return html`<a href="${ctx.paths.login}">Sign in</a>`
+  return html`<a href="${ctx.paths.login}">${ctx.t('nav.signIn')}</a>`
+}
+
+/** `<strong>` of a message (`nav.signedInAs`): its content, escaped. */
+function strong (content: SafeHtml): SafeHtml {
+  return html`<strong>${content}</strong>`
 }
 
 function layout (page: Page, ctx: PageContext): SafeHtml {
   const body = page.body instanceof SafeHtml ? page.body : unsafeRaw(page.body)
   return html`<!doctype html>
-<html lang="en">
+<html lang="${ctx.locale}" dir="${ctx.dir}">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${page.title} | ${ctx.siteName}</title>
+<title>${ctx.t('layout.title', { page: page.title, site: ctx.siteName })}</title>
 ${ctx.stylesheet === undefined ? '' : html`<link rel="stylesheet" href="${ctx.stylesheet}">`}
 </head>
 <body>
-<a class="skip-link" href="#main">Skip to content</a>
+<a class="skip-link" href="#main">${ctx.t('layout.skipLink')}</a>
 <header class="site-header">
 <div class="site-header-inner">
 <p class="site-name"><a href="${ctx.paths.index}">${ctx.siteName}</a></p>
-<nav class="account" aria-label="Account">${memberNav(ctx)}</nav>
+<nav class="account" aria-label="${ctx.t('layout.accountNav')}">${memberNav(ctx)}</nav>
 </div>
 </header>
 <main id="main" class="site-main" tabindex="-1">
 ${body}
 </main>
 <footer class="site-footer">
-<div class="site-footer-inner"><p><a href="${ctx.paths.index}">All resources</a> &middot; ${ctx.siteName}</p></div>
+<div class="site-footer-inner"><p><a href="${ctx.paths.index}">${ctx.t('layout.allResources')}</a> &middot; ${ctx.siteName}</p></div>
 </footer>
 </body>
 </html>

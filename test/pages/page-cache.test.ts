@@ -1,4 +1,5 @@
 import t from 'tap'
+import { english } from '../helpers/page-language.js'
 import fc from 'fast-check'
 import { defaultViews, InMemoryCatalog, type CategoryWithResources, type Catalog, type Member, type PageContext } from '../../lib/index.js'
 import { CategoryPageCache, PAGES_PER_CATEGORY, type CategoryPageData } from '../../lib/pages/page-cache.js'
@@ -28,7 +29,7 @@ t.test('a cached page is byte for byte the page the views render, whoever asks, 
       const subject = subjectPick !== undefined && choices.subjects.length > 0 ? choices.subjects[subjectPick.length % choices.subjects.length] : subjectPick
       const year = yearPick !== undefined && choices.years.length > 0 ? choices.years[yearPick.length % choices.years.length] : yearPick
       const filter = resourceFilter(category, { subject, year })
-      const ctx = { siteName: 'Riverside <School>', signIn: signInOn, paths, stylesheet: '/s/a.css', member: who, csrfToken }
+      const ctx = { ...english, siteName: 'Riverside <School>', signIn: signInOn, paths, stylesheet: '/s/a.css', member: who, csrfToken }
       const matching = applyFilter(category.resources, filter)
       const window = pageWindow({ start: String(start) }, matching.length, size)
       const data: CategoryPageData = { category, resources: pageOf(matching, window), filter, pagination: pagination(window, (s) => pageHref(paths.category(category.slug), { subject: filter.subject, year: filter.year }, s)) }
@@ -98,7 +99,7 @@ t.test('a category keeps at most PAGES_PER_CATEGORY pages, dropping the least re
   let renders = 0
   const cache = new CategoryPageCache((data, ctx) => { renders++; return render(data, ctx) })
   const filter = resourceFilter(category, {})
-  const ctx = { siteName: 'S', signIn: true, paths, member: { id: 1, name: 'Ada' }, csrfToken: 'tok' }
+  const ctx = { ...english, siteName: 'S', signIn: true, paths, member: { id: 1, name: 'Ada' }, csrfToken: 'tok' }
   const open = (start: number) => {
     const window = pageWindow({ start: String(start) }, category.resources.length, 1)
     return cache.page({ category, resources: pageOf(category.resources, window), filter, pagination: pagination(window, String) }, window.start, ctx)

@@ -1,4 +1,5 @@
 import t from 'tap'
+import { english } from '../helpers/page-language.js'
 import { html, defaultViews, unsafeRaw, SafeHtml } from '../../lib/index.js'
 import { buildTestApp, signIn } from '../helpers/app.js'
 
@@ -9,8 +10,8 @@ t.test('the section index lists every category with its link, for everyone', asy
     const res = await app.inject(url)
     t.equal(res.statusCode, 200, url)
     t.match(res.headers['content-type'], /^text\/html; charset=utf-8/)
-    t.equal(res.headers.vary, 'Accept')
-    t.match(res.body, /^<!doctype html>\n<html lang="en">/)
+    t.equal(res.headers.vary, 'Accept, Accept-Language')
+    t.match(res.body, /^<!doctype html>\n<html lang="en" dir="ltr">/)
     t.match(res.body, '<title>Resources | Schools resources</title>')
     for (const slug of ['maths', 'english', 'science', 'humanities', 'wellbeing', 'staff-room']) {
       t.match(res.body, `<a href="/schools/resources/resources/${slug}/">`)
@@ -40,7 +41,7 @@ t.test('signed in, the index shows the member and a sign-out button', async (t) 
 })
 
 t.test('empty catalog and empty category render a message, not an empty list', async (t) => {
-  const ctx = { siteName: 'S', member: undefined, signIn: true, paths: { index: '/i/', login: '/l', logout: '/o', category: (s: string) => `/c/${s}/`, file: (s: string, r: { id: string }) => `/f/${s}/${r.id}` } }
+  const ctx = { ...english, siteName: 'S', member: undefined, signIn: true, paths: { index: '/i/', login: '/l', logout: '/o', category: (s: string) => `/c/${s}/`, file: (s: string, r: { id: string }) => `/f/${s}/${r.id}` } }
   t.match(String(defaultViews.index({ categories: [] }, ctx).body), 'No categories have been published yet.')
   t.match(String(defaultViews.category({ category: { slug: 'a', title: 'A', description: 'd', resources: [] } }, ctx).body), 'No resources in this category yet.')
   t.equal(String(defaultViews.layout({ title: 'T', body: '<p>host string</p>' }, { ...ctx, signIn: false })).includes('<p>host string</p>'), true)
@@ -52,7 +53,7 @@ t.test('empty catalog and empty category render a message, not an empty list', a
 })
 
 t.test('the 403 view names what was refused, escapes it, and names the member only when there is one', async (t) => {
-  const ctx = { siteName: 'S', member: undefined, signIn: true, csrfToken: 'tok', paths: { index: '/i/', login: '/l', logout: '/o', category: (s: string) => `/c/${s}/`, file: (s: string, r: { id: string }) => `/f/${s}/${r.id}` } }
+  const ctx = { ...english, siteName: 'S', member: undefined, signIn: true, csrfToken: 'tok', paths: { index: '/i/', login: '/l', logout: '/o', category: (s: string) => `/c/${s}/`, file: (s: string, r: { id: string }) => `/f/${s}/${r.id}` } }
   const page = defaultViews.forbidden({ title: 'Staff <room>', backUrl: '/c/staff/?a="b"' }, ctx)
   t.equal(page.title, "You don't have access to Staff <room>", 'the layout escapes the title')
   const body = String(page.body)
@@ -147,7 +148,7 @@ t.test('filters narrow the list, keep their choice selected, and ignore values t
 })
 
 t.test('a filter that matches nothing says so and links back to the whole list', async (t) => {
-  const ctx = { siteName: 'S', member: undefined, signIn: true, paths: { index: '/i/', login: '/l', logout: '/o', category: (s: string) => `/c/${s}/`, file: (s: string, r: { id: string }) => `/f/${s}/${r.id}` } }
+  const ctx = { ...english, siteName: 'S', member: undefined, signIn: true, paths: { index: '/i/', login: '/l', logout: '/o', category: (s: string) => `/c/${s}/`, file: (s: string, r: { id: string }) => `/f/${s}/${r.id}` } }
   const category = {
     slug: 'a',
     title: 'A & B',
@@ -183,7 +184,7 @@ t.test('an anonymous filtered link keeps its query in the BackURL', async (t) =>
 })
 
 t.test('the login form carries a CSRF token and shows the lockout message when given them', async (t) => {
-  const ctx = { siteName: 'S', member: undefined, signIn: true, paths: { index: '/i/', login: '/l', logout: '/o', category: (s: string) => `/c/${s}/`, file: (s: string, r: { id: string }) => `/f/${s}/${r.id}` } }
+  const ctx = { ...english, siteName: 'S', member: undefined, signIn: true, paths: { index: '/i/', login: '/l', logout: '/o', category: (s: string) => `/c/${s}/`, file: (s: string, r: { id: string }) => `/f/${s}/${r.id}` } }
   const plain = String(defaultViews.login({}, ctx).body)
   t.notMatch(plain, '_csrf')
   t.notMatch(plain, 'role="alert"')
