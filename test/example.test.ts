@@ -64,7 +64,7 @@ t.test('the example app: the demo parent is refused the staff room and sees it m
   const asParent = await signedIn(parent.email, parent.password)
   const refused = await app.inject({ url: staffRoom, headers: { cookie: asParent } })
   t.equal(refused.statusCode, 403)
-  t.match(refused.body, "<h1>You don't have access to Staff room</h1>")
+  t.match(refused.body, '<h1>You don&#39;t have access to Staff room</h1>')
   t.match(refused.body, 'Signed in as <strong>Demo Parent</strong>')
   const index = await app.inject({ url: '/schools/resources/', headers: { cookie: asParent, accept: 'application/json' } })
   t.same(index.json().categories.filter((c: { locked: boolean }) => c.locked).map((c: { slug: string }) => c.slug), ['staff-room'], 'only the staff room is locked for the parent')
@@ -95,7 +95,7 @@ t.test('the example app: the demo parent is refused the staff room and sees it m
   t.equal(notices.statusCode, 200)
   t.match(notices.body, '<h1>Staff noticeboard</h1>')
   t.match(notices.body, 'Signed in as <strong>Demo Teacher</strong>')
-  t.match((await app.inject({ url: noticeboard, headers: { cookie: asParent } })).body, "You don't have access to the staff noticeboard")
+  t.match((await app.inject({ url: noticeboard, headers: { cookie: asParent } })).body, 'You don&#39;t have access to the staff noticeboard')
 
   const teacherOnly = await buildApp(config)
   t.teardown(() => teacherOnly.close())

@@ -3,6 +3,7 @@ import { applyFilter, resourceFilter, type ResourceFilter } from './filters.js'
 import { html, SafeHtml, unsafeRaw } from './html.js'
 import type { Pagination } from './pagination.js'
 import type { PageLanguage } from './page-language.js'
+import type { MessageKey } from '../i18n/locales/en.js'
 
 /**
  * What every view knows about the request it renders for; with its language (`locale`, `dir`) and the
@@ -245,31 +246,28 @@ function indexEntry (c: IndexCategory, ctx: PageContext): SafeHtml {
   // Still a link (to the 403 page, with its way to sign in as someone else), said in words as well as looks.
   return html`
 <li class="locked"><h2><a href="${ctx.paths.category(c.slug)}" aria-describedby="locked-${c.slug}">${c.title}</a></h2><p>${c.description}</p>
-<p class="access-note" id="locked-${c.slug}">You don't have access to this category.</p></li>`
+<p class="access-note" id="locked-${c.slug}">${ctx.t('index.locked')}</p></li>`
 }
 
 /** "Page 2 of 40" with its previous and next links (rel=prev/next), after a paged list. */
-function pager (p: Pagination | undefined, label: string): SafeHtml | '' {
+function pager (p: Pagination | undefined, label: MessageKey, ctx: PageContext): SafeHtml | '' {
   if (p === undefined) return ''
-  return html`<nav class="pager" aria-label="${label}"><p>Page ${p.page} of ${p.pages}</p>
-<ul>${p.prev === undefined ? '' : html`<li><a href="${p.prev}" rel="prev">Previous page</a></li>`}${p.next === undefined ? '' : html`<li><a href="${p.next}" rel="next">Next page</a></li>`}</ul></nav>`
-}
-
-function range (p: Pagination): string {
-  return `${p.from.toLocaleString('en')}\u2013${p.to.toLocaleString('en')}`
+  return html`<nav class="pager" aria-label="${ctx.t(label)}"><p>${ctx.t('pager.position', { page: p.page, pages: p.pages })}</p>
+<ul>${p.prev === undefined ? '' : html`<li><a href="${p.prev}" rel="prev">${ctx.t('pager.previous')}</a></li>`}${p.next === undefined ? '' : html`<li><a href="${p.next}" rel="next">${ctx.t('pager.next')}</a></li>`}</ul></nav>`
 }
 
 function index ({ categories, pagination }: IndexViewData, ctx: PageContext): Page {
   const list = categories.length === 0
-    ? html`<p>No categories have been published yet.</p>`
-    : html`${pagination === undefined ? '' : html`<p class="result-count">Showing categories ${range(pagination)} of ${pagination.total.toLocaleString('en')}.</p>`}
+    ? html`<p>${ctx.t('index.empty')}</p>`
+    : html`${pagination === undefined ? '' : html`<p class="result-count">${ctx.t('index.count', { from: pagination.from, to: pagination.to, total: pagination.total })}</p>`}
 <ul class="categories">${categories.map((c) => indexEntry(c, ctx))}
 </ul>
-${pager(pagination, 'Pages of categories')}`
+${pager(pagination, 'pager.categories', ctx)}`
+  const lead = ctx.member === undefined ? `${ctx.t('index.lead')} ${ctx.t('index.leadSignIn')}` : ctx.t('index.lead')
   return {
-    title: pagination === undefined || pagination.page === 1 ? 'Resources' : `Resources (page ${pagination.page} of ${pagination.pages})`,
-    body: html`<h1>Resources</h1>
-<p class="lead">Teaching and learning resources for our school community, grouped by category.${ctx.member === undefined ? ' Members sign in to open a category.' : ''}</p>
+    title: pagination === undefined || pagination.page === 1 ? ctx.t('index.title') : ctx.t('index.titlePage', { page: pagination.page, pages: pagination.pages }),
+    body: html`<h1>${ctx.t('index.title')}</h1>
+<p class="lead">${lead}</p>
 ${list}`
   }
 }
@@ -289,16 +287,28 @@ function resourceHref (r: Resource, slug: string, paths: PageContext['paths']): 
   return isFileResource(r) ? paths.file(slug, r) : r.url
 }
 
+/** The formats the catalog type names (ResourceFormat), each shown through its message. */
+const FORMAT_KEYS: ReadonlyMap<string, MessageKey> = new Map(([
+  'Worksheet', 'Lesson plan', 'Slides', 'Video', 'Interactive', 'Assessment', 'Reading'
+] as const).map((format) => [format, `resource.format.${format}`]))
+
+/** A resource's format in the page's language: a known one by its message, a school's own as it is given. */
+function formatLabel (format: string, ctx: PageContext): string {
+  const key = FORMAT_KEYS.get(format)
+  return key === undefined ? format : ctx.t(key)
+}
+
+// The catalog's own data (titles, summaries, subjects, year levels) is the host's and shown as given.
 function resourceItem (r: Resource, slug: string, ctx: PageContext): SafeHtml {
   return html`
 <li class="resource">
 <h3><a href="${resourceHref(r, slug, ctx.paths)}">${r.title}</a></h3>
 <p>${r.summary}</p>
 <dl class="resource-meta">
-<dt>Subject</dt><dd>${r.subject}</dd>
-<dt>Year levels</dt><dd>${r.yearLevels.join(', ')}</dd>
-<dt>Format</dt><dd>${r.format}</dd>
-${isFileResource(r) ? html`<dt>Download</dt><dd>${fileName(r.file)}</dd>` : ''}
+<dt>${ctx.t('resource.subject')}</dt><dd>${r.subject}</dd>
+<dt>${ctx.t('resource.yearLevels')}</dt><dd>${r.yearLevels.join(', ')}</dd>
+<dt>${ctx.t('resource.format')}</dt><dd>${formatLabel(r.format, ctx)}</dd>
+${isFileResource(r) ? html`<dt>${ctx.t('resource.download')}</dt><dd>${fileName(r.file)}</dd>` : ''}
 </dl>
 </li>`
 }
@@ -308,17 +318,16 @@ function select (id: string, name: string, label: string, all: string, options: 
 <select id="${id}" name="${name}"><option value="">${all}</option>${options.map((o) => html`<option${o === chosen ? html` selected` : ''}>${o}</option>`)}</select></div>`
 }
 
-function plural (n: number): string {
-  return n === 1 ? '1 resource' : `${n.toLocaleString('en')} resources`
-}
-
-/** The line above the list: how many resources there are, which of them this page shows, for which filters. */
-function resultCount (shown: number, all: number, chosen: readonly string[], p: Pagination | undefined): string {
+/**
+ * The line above the list: how many resources there are, which of them this page shows, for which filters
+ * (the chosen subject and year level, catalog data, as they are). Numbers and plurals come from the message.
+ */
+function resultCount (shown: number, all: number, chosen: readonly string[], p: Pagination | undefined, ctx: PageContext): string {
   const filters = chosen.join(', ')
-  if (p === undefined) return chosen.length > 0 ? `Showing ${shown} of ${plural(all)} for ${filters}.` : `${plural(shown)}.`
+  if (p === undefined) return chosen.length > 0 ? ctx.t('category.countFiltered', { shown, all, filters }) : ctx.t('category.count', { count: shown })
   return chosen.length > 0
-    ? `Showing ${range(p)} of the ${p.total.toLocaleString('en')} for ${filters} (${plural(all)} in all).`
-    : `Showing ${range(p)} of ${plural(p.total)}.`
+    ? ctx.t('category.countPagedFiltered', { from: p.from, to: p.to, total: p.total, filters, all })
+    : ctx.t('category.countPaged', { from: p.from, to: p.to, total: p.total })
 }
 
 function category (data: CategoryViewData, ctx: PageContext): Page {
@@ -332,28 +341,29 @@ function category (data: CategoryViewData, ctx: PageContext): Page {
 
   let listing: SafeHtml
   if (count === 0) {
-    listing = html`<p>No resources in this category yet.</p>`
+    listing = html`<p>${ctx.t('category.empty')}</p>`
   } else {
+    const showAll = (content: SafeHtml): SafeHtml => html`<a href="${here}">${content}</a>`
     listing = html`<form class="filters" method="get" action="${here}">
-<fieldset><legend>Filter resources</legend>
-${select('filter-subject', 'subject', 'Subject', 'All subjects', filter.subjects, filter.subject)}
-${select('filter-year', 'year', 'Year level', 'All year levels', filter.years, filter.year)}
-<div class="filter-actions"><button type="submit">Show resources</button>${filtered ? html`<a href="${here}">Clear filters</a>` : ''}</div>
+<fieldset><legend>${ctx.t('filter.legend')}</legend>
+${select('filter-subject', 'subject', ctx.t('filter.subject'), ctx.t('filter.allSubjects'), filter.subjects, filter.subject)}
+${select('filter-year', 'year', ctx.t('filter.year'), ctx.t('filter.allYears'), filter.years, filter.year)}
+<div class="filter-actions"><button type="submit">${ctx.t('filter.submit')}</button>${filtered ? html`<a href="${here}">${ctx.t('filter.clear')}</a>` : ''}</div>
 </fieldset>
 </form>
-<h2 id="resources-heading">Resources</h2>
-<p class="result-count">${resultCount(resources.length, count, chosen, data.pagination)}</p>
+<h2 id="resources-heading">${ctx.t('category.resources')}</h2>
+<p class="result-count">${resultCount(resources.length, count, chosen, data.pagination, ctx)}</p>
 ${resources.length === 0
-  ? html`<p>No resources match these filters. <a href="${here}">Show all resources in ${category.title}</a>.</p>`
+  ? html`<p>${ctx.tHtml('category.noMatch', { category: category.title }, { link: showAll })}</p>`
   : html`<ul class="resources" aria-labelledby="resources-heading">${resources.map((r) => resourceItem(r, category.slug, ctx))}
 </ul>
-${pager(data.pagination, 'Pages of resources')}`}`
+${pager(data.pagination, 'pager.resources', ctx)}`}`
   }
-  const page = data.pagination === undefined || data.pagination.page === 1 ? '' : `page ${data.pagination.page} of ${data.pagination.pages}`
+  const page = data.pagination === undefined || data.pagination.page === 1 ? '' : ctx.t('category.titlePage', { page: data.pagination.page, pages: data.pagination.pages })
   const qualifiers = [...chosen, page].filter((q) => q !== '')
   return {
-    title: qualifiers.length > 0 ? `${category.title} (${qualifiers.join(', ')})` : category.title,
-    body: html`<nav class="breadcrumbs" aria-label="Breadcrumb"><ol><li><a href="${ctx.paths.index}">Resources</a></li><li><a href="${here}" aria-current="page">${category.title}</a></li></ol></nav>
+    title: qualifiers.length > 0 ? ctx.t('category.titleQualified', { title: category.title, qualifiers: qualifiers.join(', ') }) : category.title,
+    body: html`<nav class="breadcrumbs" aria-label="${ctx.t('category.breadcrumb')}"><ol><li><a href="${ctx.paths.index}">${ctx.t('category.breadcrumbIndex')}</a></li><li><a href="${here}" aria-current="page">${category.title}</a></li></ol></nav>
 <h1>${category.title}</h1>
 <p class="lead">${category.description}</p>
 ${listing}`
@@ -361,86 +371,87 @@ ${listing}`
 }
 
 function login (data: LoginViewData, ctx: PageContext): Page {
+  // The time in the page's language and the app's time zone (option timeZone), by the message's format.
   const message = data.lockedUntil !== undefined
-    ? `Too many failed sign-in attempts. Try again after ${retryTime(data.lockedUntil)}.`
+    ? ctx.t('login.lockedOut', { time: data.lockedUntil })
     : data.error
   const alert = message === undefined ? '' : html`<p class="error" role="alert" id="login-error">${message}</p>`
   const notice = data.notice === undefined ? '' : html`<p class="notice" role="status">${data.notice}</p>`
+  const title = ctx.t('login.title')
   if (ctx.member !== undefined) {
     return {
-      title: 'Sign in',
+      title,
       body: html`<div class="login">
-<h1>Sign in</h1>
+<h1>${title}</h1>
 ${alert}
-<p>You are signed in as <strong>${ctx.member.name}</strong>.</p>
-<p><a href="${data.backUrl ?? ctx.paths.index}">Continue</a></p>
+<p>${ctx.tHtml('login.signedInAs', { name: ctx.member.name }, { strong })}</p>
+<p><a href="${data.backUrl ?? ctx.paths.index}">${ctx.t('login.continue')}</a></p>
 </div>`
     }
   }
   return {
-    title: 'Sign in',
+    title,
     body: html`<div class="login">
-<h1>Sign in</h1>
-<p>${data.backUrl === undefined
-  ? 'Sign in with your school email address to open the members-only resources.'
-  : 'That page is for members. Sign in and you will go straight to it.'}</p>
+<h1>${title}</h1>
+<p>${data.backUrl === undefined ? ctx.t('login.intro') : ctx.t('login.introReturn')}</p>
 ${notice}
 ${alert}
-${providerButtons(data.providers)}
+${providerButtons(data.providers, ctx)}
 ${data.passwordForm === false
 ? ''
 : html`<form method="post" action="${ctx.paths.login}"${message === undefined ? '' : html` aria-describedby="login-error"`}>
 ${csrfField(data.csrfToken)}
 ${data.backUrl === undefined ? '' : returnField(ctx, data.backUrl)}
-<p><label for="email">Email</label>
+<p><label for="email">${ctx.t('login.email')}</label>
 <input id="email" name="email" type="email" autocomplete="username" required value="${data.email ?? ''}"></p>
-<p><label for="password">Password</label>
+<p><label for="password">${ctx.t('login.password')}</label>
 <input id="password" name="password" type="password" autocomplete="current-password" required></p>
-${data.remember === true ? rememberBox() : ''}<p><button type="submit">Sign in</button></p>
+${data.remember === true ? rememberBox(ctx) : ''}<p><button type="submit">${ctx.t('login.submit')}</button></p>
 </form>
-${data.lostPasswordUrl === undefined ? '' : html`<p><a href="${data.lostPasswordUrl}">Forgotten your password?</a></p>`}`}
+${data.lostPasswordUrl === undefined ? '' : html`<p><a href="${data.lostPasswordUrl}">${ctx.t('login.lostPassword')}</a></p>`}`}
 </div>`
   }
 }
 
 /** "Keep me signed in on this device", off by default, with the warning its hint says to screen readers too. */
-function rememberBox (): SafeHtml {
+function rememberBox (ctx: PageContext): SafeHtml {
   return html`<p><input id="remember" name="remember" type="checkbox" value="1" aria-describedby="remember-hint">
-<label for="remember">Keep me signed in on this device</label></p>
-<p class="hint" id="remember-hint">Don't use this on a shared or public computer: anyone who uses it after you would be signed in as you.</p>
+<label for="remember">${ctx.t('login.remember')}</label></p>
+<p class="hint" id="remember-hint">${ctx.t('login.rememberHint')}</p>
 `
 }
 
 /** One link per OpenID provider, above the password form: "Sign in with Google". */
-function providerButtons (providers: LoginViewData['providers']): SafeHtml | '' {
+function providerButtons (providers: LoginViewData['providers'], ctx: PageContext): SafeHtml | '' {
   if (providers === undefined || providers.length === 0) return ''
   return html`<ul class="providers">
-${providers.map((p) => html`<li><a class="button" href="${p.href}">Sign in with ${p.label}</a></li>`)}
+${providers.map((p) => html`<li><a class="button" href="${p.href}">${ctx.t('login.provider', { provider: p.label })}</a></li>`)}
 </ul>`
 }
 
 function notFound (_data: Record<string, never>, ctx: PageContext): Page {
   return {
-    title: 'Page not found',
-    body: html`<h1>Page not found</h1>
-<p class="lead">There is no page at this address in the resources section. The link may be mistyped, or the page may have moved.</p>
-<p><a href="${ctx.paths.index}">Go to all resources</a></p>`
+    title: ctx.t('notFound.title'),
+    body: html`<h1>${ctx.t('notFound.title')}</h1>
+<p class="lead">${ctx.t('notFound.message')}</p>
+<p><a href="${ctx.paths.index}">${ctx.t('notFound.allResources')}</a></p>`
   }
 }
 
 function forbidden (data: ForbiddenViewData, ctx: PageContext): Page {
-  const who = ctx.member === undefined ? '' : html` You are signed in as <strong>${ctx.member.name}</strong>.`
+  const who = ctx.member === undefined ? '' : html` ${ctx.tHtml('forbidden.signedInAs', { name: ctx.member.name }, { strong })}`
+  const title = ctx.t('forbidden.title', { title: data.title })
   return {
-    title: `You don't have access to ${data.title}`,
-    body: html`<h1>You don't have access to ${data.title}</h1>
-<p class="lead">This page is only for some members of the school community.${who}</p>
+    title,
+    body: html`<h1>${title}</h1>
+<p class="lead">${ctx.t('forbidden.lead')}${who}</p>
 ${ctx.signIn
   ? html`<form method="post" action="${ctx.paths.logout}" class="switch-account">${csrfField(ctx.csrfToken)}${returnField(ctx, data.backUrl)}
-<p>If you have another account that may see it, sign in with that one and you will come straight back.</p>
-<p><button type="submit">Sign in as someone else</button></p>
+<p>${ctx.t('forbidden.switchHint')}</p>
+<p><button type="submit">${ctx.t('forbidden.switch')}</button></p>
 </form>`
   : ''}
-<p><a href="${ctx.paths.index}">Go to all resources</a></p>`
+<p><a href="${ctx.paths.index}">${ctx.t('forbidden.allResources')}</a></p>`
   }
 }
 
@@ -450,60 +461,61 @@ function formError (error: string | undefined, id: string): { alert: SafeHtml | 
   return { alert: html`<p class="error" role="alert" id="${id}">${error}</p>`, describedBy: html` aria-describedby="${id}"` }
 }
 
-function lostPassword (data: LostPasswordViewData, _ctx: PageContext): Page {
+function lostPassword (data: LostPasswordViewData, ctx: PageContext): Page {
   if (data.sent === true) {
     return {
-      title: 'Check your email',
+      title: ctx.t('lostPassword.sentTitle'),
       body: html`<div class="login">
-<h1>Check your email</h1>
-<p role="status">If that address has an account, we have sent a link to it. The link works for a limited time; if nothing arrives, look in your junk mail, then ask again.</p>
-<p><a href="${data.loginUrl}">Back to sign in</a></p>
+<h1>${ctx.t('lostPassword.sentTitle')}</h1>
+<p role="status">${ctx.t('lostPassword.sentMessage')}</p>
+<p><a href="${data.loginUrl}">${ctx.t('lostPassword.backToSignIn')}</a></p>
 </div>`
     }
   }
   const { alert, describedBy } = formError(data.error, 'lost-password-error')
   return {
-    title: 'Forgotten your password?',
+    title: ctx.t('lostPassword.title'),
     body: html`<div class="login">
-<h1>Forgotten your password?</h1>
-<p>Give the email address you sign in with, and we will send a link to choose a new password.</p>
+<h1>${ctx.t('lostPassword.title')}</h1>
+<p>${ctx.t('lostPassword.intro')}</p>
 ${alert}
 <form method="post" action="${data.action}"${describedBy}>
 ${csrfField(data.csrfToken)}
-<p><label for="email">Email</label>
+<p><label for="email">${ctx.t('lostPassword.email')}</label>
 <input id="email" name="email" type="email" autocomplete="username" required value="${data.email ?? ''}"></p>
-<p><button type="submit">Send me a link</button></p>
+<p><button type="submit">${ctx.t('lostPassword.submit')}</button></p>
 </form>
-<p><a href="${data.loginUrl}">Back to sign in</a></p>
+<p><a href="${data.loginUrl}">${ctx.t('lostPassword.backToSignIn')}</a></p>
 </div>`
   }
 }
 
-function changePassword (data: ChangePasswordViewData, _ctx: PageContext): Page {
+function changePassword (data: ChangePasswordViewData, ctx: PageContext): Page {
   const { alert, describedBy } = formError(data.error, 'change-password-error')
+  const title = ctx.t('changePassword.title')
   if (!data.linkValid) {
     return {
-      title: 'Choose a new password',
+      title,
       body: html`<div class="login">
-<h1>Choose a new password</h1>
+<h1>${title}</h1>
 ${alert}
-<p><a href="${data.lostPasswordUrl}">Ask for a new link</a></p>
+<p><a href="${data.lostPasswordUrl}">${ctx.t('changePassword.newLink')}</a></p>
 </div>`
     }
   }
   return {
-    title: 'Choose a new password',
+    title,
     body: html`<div class="login">
-<h1>Choose a new password</h1>
-<p>Choose a password you use nowhere else: a few words you will remember work well.</p>
+<h1>${title}</h1>
+<p>${ctx.t('changePassword.intro')}</p>
 ${alert}
 <form method="post" action="${data.action}"${describedBy}>
 ${csrfField(data.csrfToken)}
-<p><label for="password">New password</label>
+<p><label for="password">${ctx.t('changePassword.password')}</label>
 <input id="password" name="password" type="password" autocomplete="new-password" required></p>
-<p><label for="confirm">New password again</label>
+<p><label for="confirm">${ctx.t('changePassword.confirm')}</label>
 <input id="confirm" name="confirm" type="password" autocomplete="new-password" required></p>
-<p><button type="submit">Change password</button></p>
+<p><button type="submit">${ctx.t('changePassword.submit')}</button></p>
 </form>
 </div>`
   }

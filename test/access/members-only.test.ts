@@ -125,7 +125,7 @@ t.test('members outside the groups get the 403 page or JSON; members inside get 
       t.equal(res.statusCode, 403, path)
       t.match(res.headers['content-type'], /^text\/html/)
       t.equal(res.headers['cache-control'], 'private, no-store')
-      t.match(res.body, `<h1>You don't have access to ${title}</h1>`)
+      t.match(res.body, `<h1>You don&#39;t have access to ${title}</h1>`)
       t.notMatch(res.body, /page \//, 'the handler did not run')
     }
     const json = await app.inject({ url: path, headers: { cookie: parent.cookie, accept: 'application/json' } })

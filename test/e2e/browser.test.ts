@@ -480,7 +480,7 @@ if (!existsSync(CHROMIUM)) {
     }
     t.same(statuses, [...Array(9).fill(401), 429], 'nine refusals, then the lock')
     const alert = page.getByRole('alert')
-    t.match((await alert.textContent())?.trim(), /^Too many failed sign-in attempts\. Try again after \d\d:\d\d UTC\.$/)
+    t.match((await alert.textContent())?.trim(), /^Too many failed sign-in attempts\. Try again after \d\d:\d\d [AP]M UTC\.$/)
     t.equal(await page.locator('form[method="post"][action="/Security/login"]').getAttribute('aria-describedby'), 'login-error', 'the message is tied to the form')
     t.equal(await page.getByLabel('Email').inputValue(), email)
     t.equal(await page.getByLabel('Password').inputValue(), '')

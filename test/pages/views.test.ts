@@ -57,7 +57,7 @@ t.test('the 403 view names what was refused, escapes it, and names the member on
   const page = defaultViews.forbidden({ title: 'Staff <room>', backUrl: '/c/staff/?a="b"' }, ctx)
   t.equal(page.title, "You don't have access to Staff <room>", 'the layout escapes the title')
   const body = String(page.body)
-  t.match(body, "<h1>You don't have access to Staff &lt;room&gt;</h1>")
+  t.match(body, '<h1>You don&#39;t have access to Staff &lt;room&gt;</h1>')
   t.notMatch(body, /signed in as/, 'a host view may call it without a member')
   t.match(body, '<input type="hidden" name="BackURL" value="/c/staff/?a=&quot;b&quot;">')
   t.match(body, '<input type="hidden" name="_csrf" value="tok">')
@@ -195,7 +195,7 @@ t.test('the login form carries a CSRF token and shows the lockout message when g
 
   const lockedUntil = new Date(Date.UTC(2026, 10, 22, 9, 5, 30))
   const locked = String(defaultViews.login({ lockedUntil, error: 'ignored when locked', email: 'a@b.c' }, ctx).body)
-  t.match(locked, '<p class="error" role="alert" id="login-error">Too many failed sign-in attempts. Try again after 09:05 UTC.</p>')
+  t.match(locked, '<p class="error" role="alert" id="login-error">Too many failed sign-in attempts. Try again after 09:05 AM UTC.</p>')
   t.notMatch(locked, 'ignored when locked')
   t.match(locked, '<form method="post" action="/l" aria-describedby="login-error">')
 

@@ -93,7 +93,7 @@ t.test('the form\'s box: off by default, labelled, with its warning; none with r
   t.match(page.body, '<input id="remember" name="remember" type="checkbox" value="1" aria-describedby="remember-hint">')
   t.notMatch(page.body, /id="remember"[^>]*checked/, 'not ticked')
   t.match(page.body, '<label for="remember">Keep me signed in on this device</label>')
-  t.match(page.body, /<p class="hint" id="remember-hint">Don't use this on a shared or public computer/)
+  t.match(page.body, /<p class="hint" id="remember-hint">Don&#39;t use this on a shared or public computer/)
   const { app: off } = await app(t, { plugin: { rememberMe: false } })
   t.notMatch((await off.inject('/Security/login')).body, 'remember', 'no box')
   const res = await postLogin(off, { email: TEACHER.email, password: TEACHER.password, remember: '1' })

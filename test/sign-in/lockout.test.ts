@@ -17,10 +17,11 @@ t.test('ten failures lock the username for 15 minutes, even for the right passwo
   }
   const tenth = await attempt(app, TEACHER.email, 'wrong-10')
   t.equal(tenth.statusCode, 429, 'the tenth failure locks')
-  t.match(tenth.body, /role="alert"[^>]*>Too many failed sign-in attempts\. Try again after \d\d:\d\d UTC\.</)
+  t.match(tenth.body, /role="alert"[^>]*>Too many failed sign-in attempts\. Try again after \d\d:\d\d [AP]M UTC\.</)
   const retryAfter = Number(tenth.headers['retry-after'])
   t.ok(retryAfter > 14 * 60 && retryAfter <= 15 * 60, `Retry-After ${retryAfter}s`)
-  const until = new Date(Date.now() + retryAfter * 1000).toISOString().slice(11, 16)
+  // English's short time (timeZone UTC by default), as Intl writes it: "09:05 PM UTC".
+  const until = new Date(Date.now() + retryAfter * 1000).toLocaleTimeString('en', { hour: '2-digit', minute: '2-digit', timeZone: 'UTC' })
   t.match(tenth.body, until.slice(0, 4), 'the page says when')
   const right = await attempt(app, TEACHER.email, TEACHER.password)
   t.equal(right.statusCode, 429, 'the right password is refused while locked')
@@ -38,8 +39,8 @@ t.test('unknown usernames are counted and answered exactly like known ones', asy
     const a = await attempt(app, TEACHER.email, 'wrong')
     const b = await attempt(app, 'nobody@example.org', 'wrong')
     t.equal(a.statusCode, b.statusCode, `attempt ${i + 1}: same status`)
-    known.push(`${a.statusCode} ${withoutToken(a.body).replace(TEACHER.email, 'EMAIL').replace(/\d\d:\d\d UTC/, 'T')}`)
-    unknown.push(`${b.statusCode} ${withoutToken(b.body).replace('nobody@example.org', 'EMAIL').replace(/\d\d:\d\d UTC/, 'T')}`)
+    known.push(`${a.statusCode} ${withoutToken(a.body).replace(TEACHER.email, 'EMAIL').replace(/\d\d:\d\d [AP]M UTC/, 'T')}`)
+    unknown.push(`${b.statusCode} ${withoutToken(b.body).replace('nobody@example.org', 'EMAIL').replace(/\d\d:\d\d [AP]M UTC/, 'T')}`)
   }
   t.same(unknown, known, 'identical pages')
   t.same(known.map((k) => k.slice(0, 3)), ['401', '401', '429', '429'])
