@@ -12,9 +12,13 @@ import { accessRefused, eventBase } from '../events.js'
 
 const { FST_SR_FORBIDDEN } = errorCodes
 
+/** What the event and the error name when the route gives no title: English, as the logs are. */
+const UNTITLED = 'this page'
+
 /** What a guarded route serves: its title (named on the 403 page) and who may see it. */
 export interface Protected {
-  title: string
+  /** What the 403 page names; absent (a host route that gives none): "this page" in the page's language. */
+  title?: string
   /** Groups that may see it; absent: every signed-in member. */
   audience?: readonly string[]
 }
@@ -60,7 +64,8 @@ export type AnswerUnknown = (request: FastifyRequest, reply: FastifyReply, membe
  * someone else that comes back here, or for a JSON client the error with its code. Never cached: the
  * same address serves the page to a member who is in the audience.
  */
-async function answerForbidden (request: FastifyRequest, reply: FastifyReply, deps: Pick<AccessGuardDeps, 'pages' | 'securityHeaders' | 'indexPath'>, member: Member, title: string): Promise<FastifyReply> {
+async function answerForbidden (request: FastifyRequest, reply: FastifyReply, deps: Pick<AccessGuardDeps, 'pages' | 'securityHeaders' | 'indexPath'>, member: Member, given: string | undefined): Promise<FastifyReply> {
+  const title = given ?? UNTITLED
   if (accessRefused.hasSubscribers) {
     const query = request.url.indexOf('?')
     accessRefused.publish({ ...eventBase(request, deps.indexPath), memberId: member.id, title, path: query === -1 ? request.url : request.url.slice(0, query) })
@@ -70,8 +75,9 @@ async function answerForbidden (request: FastifyRequest, reply: FastifyReply, de
   const error = new FST_SR_FORBIDDEN(title)
   if (wantsJson(request)) return sendJsonError(reply, 403, error.code, error.message)
   const { pages } = deps
-  const ctx = pages.context(member, reply)
-  return pages.sendView(reply, 'forbidden', { title, backUrl: request.url }, ctx)
+  const ctx = await pages.context(member, reply)
+  // A route without a title of its own is "this page" in the page's language.
+  return pages.sendView(reply, 'forbidden', { title: given ?? ctx.t('forbidden.thisPage'), backUrl: request.url }, ctx)
 }
 
 /** Decides for a signed-in member: true when the request may go on to the page; otherwise it has been answered. */

@@ -10,8 +10,6 @@ import { hostRouteKit, type HostRouteDeps } from './members-only-kit.js'
 
 const { FST_SR_SECTION_ENCAPSULATED, FST_SR_UNGUARDED_ROUTE } = errorCodes
 
-/** What the 403 page names when the route gives no title. */
-const DEFAULT_TITLE = 'this page'
 const SETTINGS = new Set(['groups', 'title'])
 
 /**
@@ -21,7 +19,8 @@ const SETTINGS = new Set(['groups', 'title'])
  */
 function membersOnlyTarget (value: unknown, where: string): Protected | undefined {
   if (value === undefined || value === false) return undefined
-  if (value === true) return { title: DEFAULT_TITLE }
+  // No title: the 403 page names "this page" in its own language (message forbidden.thisPage).
+  if (value === true) return {}
   if (value === null || typeof value !== 'object' || Array.isArray(value)) invalidOption('membersOnly', `must be true, false or { groups?, title? }, ${where}`)
   for (const key of Object.keys(value)) {
     if (!SETTINGS.has(key)) invalidOption(`membersOnly.${key}`, `is not a setting of membersOnly (known: groups, title), ${where}`)
@@ -29,7 +28,7 @@ function membersOnlyTarget (value: unknown, where: string): Protected | undefine
   const { groups, title } = value as Record<string, unknown>
   if (groups !== undefined && (!isGroupList(groups) || groups.length === 0)) invalidOption('membersOnly.groups', `must be a non-empty list of group names, ${where}`)
   if (title !== undefined && (typeof title !== 'string' || title.trim() === '')) invalidOption('membersOnly.title', `must be a non-empty string, ${where}`)
-  const target: Protected = { title: title ?? DEFAULT_TITLE }
+  const target: Protected = title === undefined ? {} : { title }
   if (groups !== undefined) target.audience = Object.freeze([...groups])
   return target
 }
