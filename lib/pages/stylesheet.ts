@@ -7,7 +7,8 @@ import { css, noBody, routeSchema, type OpenApi, type RouteDoc } from './openapi
 /**
  * The section's stylesheet. All of the pages' styling lives here (no inline styles or scripts), so a
  * Content-Security-Policy of `style-src 'self'` is enough for the pages. Plain CSS, no build step:
- * readable on a phone, visible focus, system fonts, colours with at least 4.5:1 contrast.
+ * readable on a phone, visible focus, system fonts, colours with at least 4.5:1 contrast. Sides are
+ * logical (inline-start, inline-end), never left or right, so a `dir="rtl"` page is laid out mirrored.
  */
 export const defaultStylesheet = `/* fastify-schools-resources: section stylesheet */
 :root {
@@ -43,7 +44,7 @@ a:hover { color: var(--sr-accent-dark); text-decoration-thickness: 2px; }
 }
 .skip-link {
   position: absolute;
-  left: 0.5rem;
+  inset-inline-start: 0.5rem;
   top: -3rem;
   padding: 0.5rem 1rem;
   background: var(--sr-bg);
@@ -99,7 +100,7 @@ h3 { font-size: 1.1875rem; line-height: 1.3; margin: 0 0 0.35rem; }
 .lead { font-size: 1.1875rem; color: var(--sr-muted); max-width: 42rem; }
 
 .breadcrumbs ol { list-style: none; margin: 0; padding: 0; display: flex; flex-wrap: wrap; gap: 0.25rem; font-size: 0.9375rem; }
-.breadcrumbs li + li::before { content: "/"; margin-right: 0.25rem; color: var(--sr-muted); }
+.breadcrumbs li + li::before { content: "/"; margin-inline-end: 0.25rem; color: var(--sr-muted); }
 
 .categories, .resources { list-style: none; margin: 0; padding: 0; display: grid; gap: 1rem; }
 .categories { grid-template-columns: repeat(auto-fill, minmax(17rem, 1fr)); }
@@ -118,8 +119,8 @@ h3 { font-size: 1.1875rem; line-height: 1.3; margin: 0 0 0.35rem; }
 .categories > li.locked { background: var(--sr-band); border-style: dashed; border-color: var(--sr-muted); }
 .categories .access-note {
   margin: 0.5rem 0 0;
-  padding-left: 0.6rem;
-  border-left: 4px solid var(--sr-muted);
+  padding-inline-start: 0.6rem;
+  border-inline-start: 4px solid var(--sr-muted);
   color: var(--sr-muted);
   font-size: 0.9375rem;
   font-weight: 600;
@@ -184,7 +185,7 @@ button:hover { background: var(--sr-accent-dark); border-color: var(--sr-accent-
 .switch-account p { margin: 0 0 0.75rem; }
 .switch-account p:last-child { margin-bottom: 0; }
 .error {
-  border-left: 5px solid var(--sr-error);
+  border-inline-start: 5px solid var(--sr-error);
   background: var(--sr-error-bg);
   color: var(--sr-error);
   font-weight: 600;

@@ -75,3 +75,11 @@ t.test('a host stylesheet on another site is allowed by the CSP; the host\'s hel
   t.match(await policyOf({ plugin: { stylesheet: 'https://cdn.example.org/s.css', helmet: { contentSecurityPolicy: { directives: { defaultSrc: ["'self'"] } } } } }), /^default-src 'self'/, 'explicit helmet options replace ours')
   t.equal(await policyOf({ plugin: { stylesheet: 'https://cdn.example.org/s.css', helmet: false } }), undefined)
 })
+
+t.test('the stylesheet names no physical side: a right-to-left page is laid out mirrored', async (t) => {
+  // left/right in a property name or as a value (float: left, text-align: right) would not flip with dir="rtl".
+  t.notMatch(defaultStylesheet, /(^|[\s;{-])(left|right)\b/m, 'no left or right anywhere')
+  for (const logical of ['inset-inline-start: 0.5rem', 'margin-inline-end: 0.25rem', 'padding-inline-start: 0.6rem', 'border-inline-start: 4px solid', 'border-inline-start: 5px solid']) {
+    t.match(defaultStylesheet, logical)
+  }
+})
