@@ -1,5 +1,5 @@
 import t from 'tap'
-import { english } from '../helpers/page-language.js'
+import { english, pageLanguage } from '../helpers/page-language.js'
 import fc from 'fast-check'
 import { defaultViews, InMemoryCatalog, type CategoryWithResources, type Catalog, type Member, type PageContext } from '../../lib/index.js'
 import { CategoryPageCache, PAGES_PER_CATEGORY, type CategoryPageData } from '../../lib/pages/page-cache.js'
@@ -115,4 +115,35 @@ t.test('a category keeps at most PAGES_PER_CATEGORY pages, dropping the least re
   open(1)
   t.equal(renders, PAGES_PER_CATEGORY + 2, 'page 1 had been dropped, so it is rendered again')
   t.match(open(5), 'R5', 'still the right page')
+})
+
+t.test('two locales of one category page never share a cached page, however the requests interleave', async (t) => {
+  const category = (await new InMemoryCatalog(demoCatalog).getCategory('maths'))!
+  const filter = resourceFilter(category, {})
+  const data: CategoryPageData = { category, resources: category.resources, filter, pagination: undefined }
+  const cache = new CategoryPageCache(render)
+  const member = { id: 1, name: 'Ada' }
+  for (const locale of ['fr', 'en', 'fr', 'cy', 'en']) {
+    const ctx = { ...pageLanguage(locale), siteName: 'S', signIn: true, paths, member, csrfToken: 'tok' }
+    t.equal(cache.page(data, 0, ctx), render(data, ctx), `${locale}: the page the views render in ${locale}`)
+  }
+
+  const { app } = await buildTestApp()
+  t.teardown(() => app.close())
+  const cookie = await signIn(app)
+  const maths = '/schools/resources/resources/maths/'
+  // French first, then English and French side by side, each asked for several times at once.
+  const ask = (language: string | undefined) => app.inject({ url: maths, headers: language === undefined ? { cookie } : { cookie, 'accept-language': language } })
+  const first = await ask('fr')
+  t.match(first.body, '<html lang="fr" dir="ltr">')
+  const answers = await Promise.all(['en', 'fr', undefined, 'fr-CA', 'en', 'fr'].map(async (language) => ({ language, res: await ask(language) })))
+  for (const { language, res } of answers) {
+    const french = language?.startsWith('fr') === true
+    t.equal(res.statusCode, 200)
+    t.equal(res.headers['content-language'], french ? 'fr' : 'en', String(language))
+    t.match(res.body, french ? '<html lang="fr" dir="ltr">' : '<html lang="en" dir="ltr">')
+    t.match(res.body, french ? '<p class="result-count">4 ressources.</p>' : '<p class="result-count">4 resources.</p>')
+    t.match(res.body, french ? '<legend>Filtrer les ressources</legend>' : '<legend>Filter resources</legend>')
+    t.notMatch(res.body, french ? 'Filter resources' : 'Filtrer les ressources', 'nothing of the other language')
+  }
 })
