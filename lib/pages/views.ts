@@ -173,7 +173,10 @@ function csrfField (token: string | undefined): SafeHtml | '' {
   return token === undefined ? '' : html`<input type="hidden" name="_csrf" value="${token}">`
 }
 
-/** "09:15 UTC": the time a locked-out visitor may try again. */
+/**
+ * "09:15 UTC": the time a refused visitor may try again, in the sign-in routes' refusal messages. The
+ * login page's own lockout sentence is the message login.lockedOut, in the page's locale and time zone.
+ */
 export function retryTime (date: Date): string {
   return `${date.toISOString().slice(11, 16)} UTC`
 }
