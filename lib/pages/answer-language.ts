@@ -24,10 +24,8 @@ export type Composed = (language: Pick<PageLanguage, 't'>) => string
 export type Saying = Said | Composed | string
 
 /** The message of `said` in the page language `language` (a host's text as it is). */
-export function sayIn (language: Pick<PageLanguage, 't'>, said: Saying): string
-export function sayIn (language: Pick<PageLanguage, 't'>, said: Saying | undefined): string | undefined
-export function sayIn (language: Pick<PageLanguage, 't'>, said: Saying | undefined): string | undefined {
-  if (said === undefined || typeof said === 'string') return said
+export function sayIn (language: Pick<PageLanguage, 't'>, said: Saying): string {
+  if (typeof said === 'string') return said
   if (typeof said === 'function') return said(language)
   return language.t(said.key, said.values)
 }

@@ -10,6 +10,7 @@ import { eventBase, storeUnavailable } from '../events.js'
 import { IntervalLog } from '../interval-log.js'
 import type { MessageKey } from '../i18n/locales/en.js'
 import { answerLanguageOf } from './answer-language.js'
+import { addVary } from './page-renderer.js'
 
 /** Seconds a client is told to wait before trying again while a store is unavailable. */
 export const STORE_RETRY_AFTER_SECONDS = 5
@@ -74,12 +75,12 @@ function sendStoreUnavailable (error: FastifyError | Error, request: FastifyRequ
     ? JSON.stringify({ statusCode: 503, code: 'FST_SR_STORE_UNAVAILABLE', error: 'Service Unavailable', message, ...(signedOut ? { signedOut } : {}), ...(answer === 'others-kept' ? { signedOutEverywhere: false } : {}) })
     : `<!doctype html><html lang="${locale}" dir="${dir}"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title></head>` +
       `<body><main><h1>${escapeHtml(title)}</h1><p>${escapeHtml(message)}</p></main></body></html>`
+  reply.header('content-language', locale)
+  addVary(reply, 'Accept-Language')
   const headers: OutgoingHttpHeaders = {}
   for (const [name, value] of Object.entries(reply.getHeaders())) {
     if (value !== undefined && name !== 'location' && name !== 'set-cookie') headers[name] = value
   }
-  headers['content-language'] = locale
-  headers.vary = varyWith(headers.vary, 'Accept-Language')
   if (signedOut) headers['set-cookie'] = typeof expireCookie === 'string' ? expiredCookie(request, expireCookie) : expireCookie.map((name) => expiredCookie(request, name))
   reply.hijack()
   reply.raw.writeHead(503, {
@@ -141,10 +142,4 @@ async function signOutDuringOutage (signOut: OutageSignOut, error: FastifyError,
 function expiredCookie (request: FastifyRequest, name: string): string {
   const secure = request.protocol === 'https' || /^__(Host|Secure)-/.test(name)
   return request.server.serializeCookie(name, '', { path: '/', expires: new Date(0), maxAge: 0, httpOnly: true, sameSite: 'lax', secure })
-}
-
-/** A `Vary` value with `field` in it (once), keeping what the reply had. */
-function varyWith (vary: OutgoingHttpHeaders[string], field: string): string {
-  const fields = vary === undefined ? [] : String(vary).split(/\s*,\s*/)
-  return fields.some((name) => name.toLowerCase() === field.toLowerCase()) ? fields.join(', ') : [...fields, field].join(', ')
 }
