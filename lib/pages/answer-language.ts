@@ -73,8 +73,8 @@ export class AnswerLanguage {
 
   /** The message `said` in `locale`, one of the app's. */
   text (locale: string, { key, values }: Said): string {
-    const out = this.#translations.format(locale, key, values)
-    return typeof out === 'string' ? out : out.join('')
+    // Parts come back only for a message with tags, which none of these has; joined all the same.
+    return [this.#translations.format(locale, key, values)].flat().join('')
   }
 }
 
