@@ -19,6 +19,7 @@ import { stylesheetPolicy, stylesheetRoute } from './pages/stylesheet.js'
 import { registerSecurityHeaders, securityHeaders } from './pages/security-headers.js'
 import { storeErrorHandler } from './pages/unavailable.js'
 import { sectionErrorHandler } from './pages/server-error.js'
+import { AnswerLanguage, hasAnswerLanguage, setAnswerLanguage } from './pages/answer-language.js'
 import { sectionRoutes } from './section/section-routes.js'
 import { checkedCatalog } from './section/catalog.js'
 import { guardHostRoutes } from './access/members-only.js'
@@ -77,6 +78,8 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
   // Off with getMember (options.ts), so there is a session.
   const timed = opts.timeouts === false ? lookup : withTimeouts(lookup, session!, opts.sessionKey, opts.timeouts)
   const stylesheet = opts.stylesheet.servePath === undefined ? opts.stylesheet : { ...opts.stylesheet, href: `${mount}${opts.stylesheet.href}` }
+  // The language of what the routes say outside their views (refusals, JSON messages, the 500 and 503 pages).
+  const answers = new AnswerLanguage(opts.translations, opts.locales)
   const pages = new PageRenderer(resolveViews(opts.views), { ...opts, stylesheet, session, signOutEverywhere: generations !== undefined }, paths)
   // What a sign-out everywhere ends besides sessions: remembered devices and reset links, each under its own owners.
   const memberTokens = [
@@ -99,7 +102,7 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
   // lockout's store, and refuses past lockout.maxNewSessionsPerMinute (sign-in/new-sessions.ts).
   const newSessions = opts.lockout === false ? undefined : new NewSessions(opts.lockout.store, opts.lockout.maxNewSessionsPerMinute)
   // What every members-only route shares, the section's (category pages, files) and the host's (access/members-only-kit.ts).
-  const membersOnly: MembersOnlyDeps = { memberOf, pages, anonymous, sessionDecides, restrictedCategories: opts.restrictedCategories }
+  const membersOnly: MembersOnlyDeps = { memberOf, pages, answers, anonymous, sessionDecides, restrictedCategories: opts.restrictedCategories }
   // The default policy, plus the origin of a host stylesheet on another site; the host's helmet options still win.
   const headers = securityHeaders(opts.helmet === false ? false : { contentSecurityPolicy: stylesheetPolicy(opts.stylesheet), ...opts.helmet })
   warnTrustProxy(fastify)
@@ -111,7 +114,11 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
   // of its own around the section, so the section's own error handler (forms) passes them on to it. The
   // security headers are set there too, so that the error handler can set them again.
   const errors = sectionErrorHandler(headers)
+  // The 500 and 503 pages find the language through request.server: the section's own routes in its
+  // context; the host's members-only routes, in this one, unless an earlier section already put its own there.
+  if (!hasAnswerLanguage(fastify)) setAnswerLanguage(fastify, answers)
   await fastify.register(async function schoolsResourcesErrors (outer: FastifyInstance) {
+    setAnswerLanguage(outer, answers)
     registerSecurityHeaders(outer, headers)
     outer.setErrorHandler(errors)
     await outer.register(schoolsResourcesSection)
@@ -167,6 +174,7 @@ const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = asy
       memberOf,
       session: session!,
       pages,
+      answers,
       paths,
       routes: { login: opts.loginPath, logout: opts.logoutPath },
       baseUrl: opts.baseUrl,

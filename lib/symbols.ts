@@ -16,3 +16,6 @@ export const kMembersOnlyGuarded = Symbol.for('fastify-schools-resources.members
 
 /** In a route's config: the sign-out route's CSRF check and session cookie, for a sign-out while the store is down. */
 export const kOutageSignOut = Symbol.for('fastify-schools-resources.outageSignOut')
+
+/** On an instance: the section's answer language (pages/answer-language.ts), for its 500 and 503 pages. */
+export const kAnswerLanguage = Symbol.for('fastify-schools-resources.answerLanguage')

@@ -1,16 +1,18 @@
 import type { FastifyError, FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastify'
 import type { AnonymousRedirect, Member } from '../types.js'
-import { errorCodes } from '../errors.js'
+import type { errorCodes } from '../errors.js'
 import { answerAnonymous, targetTooLong } from './anonymous-answer.js'
 import type { MemberLookup } from '../session/member.js'
 import { noteSessionEnd } from '../session/timeouts.js'
-import { sendJsonError, wantsJson } from '../pages/negotiation.js'
+import { wantsJson } from '../pages/negotiation.js'
+import type { AnswerLanguage } from '../pages/answer-language.js'
 import type { PageRenderer } from '../pages/page-renderer.js'
 import { applyOwnHeaders, type ApplySecurityHeaders } from '../pages/security-headers.js'
 import { canSee } from './audience.js'
 import { accessRefused, eventBase } from '../events.js'
 
-const { FST_SR_FORBIDDEN } = errorCodes
+// The 403's code; its message is written in the request's language (its error's own is English, for logs).
+const FORBIDDEN: keyof typeof errorCodes = 'FST_SR_FORBIDDEN'
 
 /** What the event and the error name when the route gives no title: English, as the logs are. */
 const UNTITLED = 'this page'
@@ -26,6 +28,8 @@ export interface Protected {
 export interface AccessGuardDeps extends AnonymousRedirect {
   memberOf: MemberLookup
   pages: PageRenderer
+  /** The language of the 403's JSON `message` (the page's, for the same request). */
+  answers: AnswerLanguage
   /** The section's security headers, for its 403 answer where its own onRequest hook did not run (a host route). */
   securityHeaders?: ApplySecurityHeaders
   /**
@@ -64,7 +68,7 @@ export type AnswerUnknown = (request: FastifyRequest, reply: FastifyReply, membe
  * someone else that comes back here, or for a JSON client the error with its code. Never cached: the
  * same address serves the page to a member who is in the audience.
  */
-async function answerForbidden (request: FastifyRequest, reply: FastifyReply, deps: Pick<AccessGuardDeps, 'pages' | 'securityHeaders' | 'indexPath'>, member: Member, given: string | undefined): Promise<FastifyReply> {
+async function answerForbidden (request: FastifyRequest, reply: FastifyReply, deps: Pick<AccessGuardDeps, 'pages' | 'answers' | 'securityHeaders' | 'indexPath'>, member: Member, given: string | undefined): Promise<FastifyReply> {
   const title = given ?? UNTITLED
   if (accessRefused.hasSubscribers) {
     const query = request.url.indexOf('?')
@@ -72,8 +76,11 @@ async function answerForbidden (request: FastifyRequest, reply: FastifyReply, de
   }
   applyOwnHeaders(deps.securityHeaders, request, reply)
   reply.code(403).header('cache-control', 'private, no-store').header('vary', 'Accept')
-  const error = new FST_SR_FORBIDDEN(title)
-  if (wantsJson(request)) return sendJsonError(reply, 403, error.code, error.message)
+  if (wantsJson(request)) {
+    // A route without a title of its own is "this page" in the answer's language, as on the page.
+    const page = given ?? await deps.answers.say(reply, { key: 'forbidden.thisPage' })
+    return deps.answers.sendJsonError(reply, 403, FORBIDDEN, { key: 'error.FST_SR_FORBIDDEN', values: { page } })
+  }
   const { pages } = deps
   const ctx = await pages.context(member, reply)
   // A route without a title of its own is "this page" in the page's language.

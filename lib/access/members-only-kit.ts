@@ -2,6 +2,7 @@ import type { FastifyContextConfig, preHandlerHookHandler } from 'fastify'
 import type { AnonymousRedirect } from '../types.js'
 import type { MemberLookup } from '../session/member.js'
 import type { PageRenderer } from '../pages/page-renderer.js'
+import type { AnswerLanguage } from '../pages/answer-language.js'
 import type { ApplySecurityHeaders } from '../pages/security-headers.js'
 import { hostError, page, redirect, STORE_DOWN, type RouteDoc } from '../pages/openapi.js'
 import { shortCircuitMark } from './anonymous-short-circuit.js'
@@ -14,6 +15,8 @@ import { accessGuard, fixedAccessGuard, type AccessGuardDeps, type AnswerUnknown
 export interface MembersOnlyDeps {
   memberOf: MemberLookup
   pages: PageRenderer
+  /** The language of a refusal's JSON `message` (the page's, for the same request). */
+  answers: AnswerLanguage
   /** The section's login redirect (then the refused index redirect), for visitors. */
   anonymous: AnonymousRedirect
   /** Whether members come from the session alone, so the anonymous short-circuit may answer for these routes. */
@@ -33,7 +36,7 @@ export interface HostRouteDeps extends MembersOnlyDeps {
 }
 
 function guardDeps (deps: MembersOnlyDeps, host?: Pick<AccessGuardDeps, 'securityHeaders' | 'answerError'>): AccessGuardDeps {
-  return { memberOf: deps.memberOf, pages: deps.pages, ...host, ...deps.anonymous }
+  return { memberOf: deps.memberOf, pages: deps.pages, answers: deps.answers, ...host, ...deps.anonymous }
 }
 
 /**

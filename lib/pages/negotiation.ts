@@ -1,6 +1,5 @@
-import { STATUS_CODES } from 'node:http'
 import Negotiator from 'negotiator'
-import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyRequest } from 'fastify'
 
 const TYPES = ['text/html', 'application/json']
 /** How many distinct `Accept` headers keep their answer (browsers and clients send few). */
@@ -28,9 +27,4 @@ export function wantsJson (request: FastifyRequest): boolean {
 export function isJsonClient (request: FastifyRequest): boolean {
   const type = request.headers['content-type']
   return (type !== undefined && /^application\/(?:[\w.+-]+\+)?json\b/i.test(type)) || wantsJson(request)
-}
-
-/** An error answer in JSON, shaped as Fastify's own: `{ statusCode, code, error, message }`. */
-export function sendJsonError (reply: FastifyReply, statusCode: number, code: string, message: string): FastifyReply {
-  return reply.code(statusCode).send({ statusCode, code, error: STATUS_CODES[statusCode], message })
 }

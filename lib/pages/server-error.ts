@@ -5,9 +5,10 @@ import { isStoreUnavailable } from '../errors.js'
 import { isJsonClient } from './negotiation.js'
 import { applyOwnHeaders, type ApplySecurityHeaders } from './security-headers.js'
 import { storeErrorHandler } from './unavailable.js'
+import { answerLanguageOf } from './answer-language.js'
 
 const { FST_SR_INTERNAL_ERROR } = errorCodes
-const { code: INTERNAL, message: MESSAGE } = new FST_SR_INTERNAL_ERROR()
+const { code: INTERNAL } = new FST_SR_INTERNAL_ERROR()
 
 // What a page that failed half-way may have set for the answer it meant to give: none of it fits a 500.
 const DROPPED_HEADERS = ['content-disposition', 'content-range', 'accept-ranges', 'etag', 'last-modified', 'location']
@@ -64,11 +65,14 @@ function sendServerError (error: unknown, request: FastifyRequest, reply: Fastif
   } catch {
     reply.headers(FALLBACK_HEADERS)
   }
-  reply.code(500).header('cache-control', 'no-store').header('vary', 'Accept')
-  if (isJsonClient(request)) return reply.send({ statusCode: 500, code, error: 'Internal Server Error', message: MESSAGE })
-  return reply.type('text/html; charset=utf-8').send('<!doctype html><html lang="en"><head><meta charset="utf-8">' +
-    '<meta name="viewport" content="width=device-width, initial-scale=1"><title>Something went wrong</title></head>' +
-    `<body><main><h1>Something went wrong</h1><p>${MESSAGE}</p><p>Error code: ${escapeHtml(code)}</p></main></body></html>`)
+  // In the language Accept-Language asks for, never the host's locale function: it may be what failed.
+  const { locale, dir, t } = answerLanguageOf(request).errorPage(request)
+  reply.code(500).header('cache-control', 'no-store').header('vary', 'Accept, Accept-Language').header('content-language', locale)
+  if (isJsonClient(request)) return reply.send({ statusCode: 500, code, error: 'Internal Server Error', message: t('serverError.message') })
+  const title = escapeHtml(t('serverError.title'))
+  return reply.type('text/html; charset=utf-8').send(`<!doctype html><html lang="${locale}" dir="${dir}"><head><meta charset="utf-8">` +
+    `<meta name="viewport" content="width=device-width, initial-scale=1"><title>${title}</title></head>` +
+    `<body><main><h1>${title}</h1><p>${escapeHtml(t('serverError.message'))}</p><p>${escapeHtml(t('serverError.code', { code }))}</p></main></body></html>`)
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { OutgoingHttpHeaders } from 'node:http'
+import escapeHtml from 'escape-html'
 import type { FastifyBaseLogger, FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import type { OutageSignOut } from '../types.js'
 import { kOutageSignOut } from '../symbols.js'
@@ -7,20 +8,22 @@ import { csrfTokenValid } from '../session/csrf.js'
 import { wantsJson } from './negotiation.js'
 import { eventBase, storeUnavailable } from '../events.js'
 import { IntervalLog } from '../interval-log.js'
+import type { MessageKey } from '../i18n/locales/en.js'
+import { answerLanguageOf } from './answer-language.js'
+import { addVary } from './page-renderer.js'
 
 /** Seconds a client is told to wait before trying again while a store is unavailable. */
 export const STORE_RETRY_AFTER_SECONDS = 5
 
-const MESSAGE = 'This part of the site is briefly unavailable. Please try again in a moment.'
-const SIGNED_OUT_TITLE = 'Signed out on this browser'
-const SIGNED_OUT_MESSAGE = 'You are signed out on this browser. Part of the site is briefly unavailable, so the sign-out ' +
-  'may not have reached every server yet: on a shared computer, also close the browser.'
-const OTHERS_KEPT_TITLE = 'Signed out on this browser only'
-const OTHERS_KEPT_MESSAGE = 'You are signed out on this browser, but your other devices were not signed out: part of the ' +
-  'site is briefly unavailable. In a few minutes, sign in again and choose "Sign out on all devices" once more.'
-
 /** What a 503 says: the store is down; this browser was signed out; or it was, but the member's other devices were not. */
 type OutageAnswer = 'unavailable' | 'signed-out' | 'others-kept'
+
+// Each answer's title and message in the catalogue.
+const WORDS = {
+  unavailable: ['unavailable.title', 'unavailable.message'],
+  'signed-out': ['unavailable.signedOut.title', 'unavailable.signedOut.message'],
+  'others-kept': ['unavailable.othersKept.title', 'unavailable.othersKept.message']
+} as const satisfies Record<OutageAnswer, readonly [MessageKey, MessageKey]>
 
 /** While the store stays down, one summary line per this many milliseconds (the Retry-After period). */
 export const OUTAGE_SUMMARY_MS = STORE_RETRY_AFTER_SECONDS * 1000
@@ -65,11 +68,15 @@ function sendStoreUnavailable (error: FastifyError | Error, request: FastifyRequ
   logOutage(request, error)
   const json = wantsJson(request)
   const signedOut = expireCookie !== undefined
-  const [title, message] = answer === 'others-kept' ? [OTHERS_KEPT_TITLE, OTHERS_KEPT_MESSAGE] : signedOut ? [SIGNED_OUT_TITLE, SIGNED_OUT_MESSAGE] : ['Temporarily unavailable', MESSAGE]
+  // In the language Accept-Language asks for, never the host's locale function, which may need the store.
+  const { locale, dir, t } = answerLanguageOf(request).errorPage(request)
+  const [title, message] = WORDS[answer].map((key) => t(key))
   const body = json
     ? JSON.stringify({ statusCode: 503, code: 'FST_SR_STORE_UNAVAILABLE', error: 'Service Unavailable', message, ...(signedOut ? { signedOut } : {}), ...(answer === 'others-kept' ? { signedOutEverywhere: false } : {}) })
-    : `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${title}</title></head>` +
-      `<body><main><h1>${title}</h1><p>${message}</p></main></body></html>`
+    : `<!doctype html><html lang="${locale}" dir="${dir}"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title></head>` +
+      `<body><main><h1>${escapeHtml(title)}</h1><p>${escapeHtml(message)}</p></main></body></html>`
+  reply.header('content-language', locale)
+  addVary(reply, 'Accept-Language')
   const headers: OutgoingHttpHeaders = {}
   for (const [name, value] of Object.entries(reply.getHeaders())) {
     if (value !== undefined && name !== 'location' && name !== 'set-cookie') headers[name] = value

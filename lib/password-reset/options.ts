@@ -7,6 +7,7 @@ import { invalidOption, positiveInteger } from '../option-checks.js'
 import { MemoryAttemptStore, type AttemptStore } from '../stores/attempt-store.js'
 import { MemoryTokenStore, type TokenStore } from '../stores/token-store.js'
 import { defaultValidatePassword } from './passwords.js'
+import type { Saying } from '../pages/answer-language.js'
 
 /** What `sendResetEmail` is given: the member, the link to send them, until when it works, the request that asked. */
 export interface ResetEmail {
@@ -56,7 +57,8 @@ export interface PasswordResetSettings {
   findMemberByEmail: PasswordResetOptions['findMemberByEmail']
   sendResetEmail: PasswordResetOptions['sendResetEmail']
   setPassword: PasswordResetOptions['setPassword']
-  validatePassword: NonNullable<PasswordResetOptions['validatePassword']>
+  /** The host's rule (its sentence shown as given), or the default one, whose messages are in the page's language. */
+  validatePassword: (password: string, member: Member) => Saying | undefined | Promise<Saying | undefined>
   expiresInMs: number
   signIn: boolean
   store: TokenStore
@@ -109,7 +111,7 @@ export function resolvePasswordReset (value: unknown, needs: ResetNeeds): Passwo
     findMemberByEmail: hook(given, 'findMemberByEmail', true)!,
     sendResetEmail: hook(given, 'sendResetEmail', true)!,
     setPassword: hook(given, 'setPassword', true)!,
-    validatePassword: hook<PasswordResetSettings['validatePassword']>(given, 'validatePassword', false) ?? defaultValidatePassword,
+    validatePassword: hook<NonNullable<PasswordResetOptions['validatePassword']>>(given, 'validatePassword', false) ?? defaultValidatePassword,
     expiresInMs: positiveInteger(given.expiresInMs, 'passwordReset.expiresInMs', DAYS_2),
     signIn,
     store: store as TokenStore,

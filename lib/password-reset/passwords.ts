@@ -3,18 +3,19 @@
 // harder to remember, not to guess.
 import type { Member } from '../types.js'
 import { COMMON_LONG_PASSWORDS } from './common-passwords.js'
+import type { Said } from '../pages/answer-language.js'
 
 export const MIN_PASSWORD_LENGTH = 15
 export const MAX_PASSWORD_LENGTH = 1024
 
-/** undefined when `password` is good enough, else the sentence the change page shows. */
-export function defaultValidatePassword (password: string, member: Member): string | undefined {
+/** undefined when `password` is good enough, else the sentence the change page shows (in its language). */
+export function defaultValidatePassword (password: string, member: Member): Said | undefined {
   // Characters as people count them (code points), so an emoji is one.
   const length = [...password].length
-  if (length < MIN_PASSWORD_LENGTH) return `Choose a password of at least ${MIN_PASSWORD_LENGTH} characters: a few words you will remember work well.`
-  if (length > MAX_PASSWORD_LENGTH) return `Choose a password of at most ${MAX_PASSWORD_LENGTH.toLocaleString('en')} characters.`
+  if (length < MIN_PASSWORD_LENGTH) return { key: 'reset.error.passwordTooShort', values: { min: MIN_PASSWORD_LENGTH } }
+  if (length > MAX_PASSWORD_LENGTH) return { key: 'reset.error.passwordTooLong', values: { max: MAX_PASSWORD_LENGTH } }
   const typed = password.trim().toLowerCase()
-  if (typeof member.email === 'string' && typed === member.email.trim().toLowerCase()) return 'Choose a password that is not your email address.'
-  if (COMMON_LONG_PASSWORDS.has(typed)) return 'That password is one of the most common ones, so it is easy to guess. Choose another.'
+  if (typeof member.email === 'string' && typed === member.email.trim().toLowerCase()) return { key: 'reset.error.passwordIsEmail' }
+  if (COMMON_LONG_PASSWORDS.has(typed)) return { key: 'reset.error.passwordCommon' }
   return undefined
 }

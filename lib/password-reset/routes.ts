@@ -20,6 +20,8 @@ import { signInLimitKeys } from '../sign-in/limits.js'
 import type { NewSessions } from '../sign-in/new-sessions.js'
 import { signInAndReturn } from '../sign-in/sign-in-member.js'
 import type { PasswordResetSettings } from './options.js'
+import { defaultValidatePassword } from './passwords.js'
+import { sayIn, type Said, type Saying } from '../pages/answer-language.js'
 import { ResetLimits } from './limits.js'
 import { linkParts, ResetTokens, type LinkParts } from './tokens.js'
 
@@ -28,10 +30,17 @@ export const RESET_COOKIE = 'schools-resources-reset'
 const COOKIE_SECONDS = 15 * 60
 
 const MAX_EMAIL_LENGTH = 254
-const EXPIRED_FORM = 'This form has expired. Please try again.'
-const LINK_UNUSABLE = 'This link has expired or has already been used. Ask for a new one below.'
-const LINK_INCOMPLETE = 'This link is not complete: open it from your email again, or ask for a new one below.'
-const TOO_MANY_TRIES = 'This link has been tried too many times. Ask for a new one below.'
+// What the pages say, in their language.
+const EXPIRED_FORM: Said = { key: 'error.formExpired' }
+const LINK_UNUSABLE: Said = { key: 'reset.error.linkUnusable' }
+const LINK_INCOMPLETE: Said = { key: 'reset.error.linkIncomplete' }
+const TOO_MANY_TRIES: Said = { key: 'reset.error.tooManyTries' }
+const EMAIL_MISSING: Said = { key: 'reset.error.emailMissing' }
+const PASSWORDS_DIFFER: Said = { key: 'reset.error.passwordsDiffer' }
+const NOT_CHANGED: Said = { key: 'reset.error.notChanged' }
+
+/** A page's data as the routes give it: its error named, written in the page's language. */
+type Told<T> = Omit<T, 'error'> & { error?: Saying }
 
 /** The reset pages' paths: the login page's folder, as the legacy site has them (`/Security/lostpassword`). */
 export function resetPaths (loginPath: string): { lostPassword: string, changePassword: string } {
@@ -84,18 +93,18 @@ function resetForms (fastify: FastifyInstance, deps: PasswordResetDeps): void {
     if (passwordReset.hasSubscribers) passwordReset.publish({ ...eventBase(request, paths.index), ...event })
   }
 
-  async function lostPage (request: FastifyRequest, reply: FastifyReply, status: number, data: Omit<LostPasswordViewData, 'loginUrl' | 'action'>) {
-    const ctx = pages.context(await deps.memberOf(request) ?? undefined, reply)
+  async function lostPage (request: FastifyRequest, reply: FastifyReply, status: number, { error, ...data }: Told<Omit<LostPasswordViewData, 'loginUrl' | 'action'>>) {
+    const ctx = await pages.context(await deps.memberOf(request) ?? undefined, reply)
     reply.code(status).header('cache-control', 'no-store')
-    return pages.sendView(reply, 'lostPassword', { ...data, csrfToken: csrfTokenFor(reply, deps.session), loginUrl: paths.login, action: links.lostPassword }, ctx)
+    return pages.sendView(reply, 'lostPassword', { ...data, ...(error === undefined ? {} : { error: sayIn(ctx, error) }), csrfToken: csrfTokenFor(reply, deps.session), loginUrl: paths.login, action: links.lostPassword }, ctx)
   }
 
-  async function changePage (request: FastifyRequest, reply: FastifyReply, status: number, data: Pick<ChangePasswordViewData, 'linkValid' | 'error'>) {
-    const ctx = pages.context(await deps.memberOf(request) ?? undefined, reply)
+  async function changePage (request: FastifyRequest, reply: FastifyReply, status: number, { error, ...data }: Told<Pick<ChangePasswordViewData, 'linkValid' | 'error'>>) {
+    const ctx = await pages.context(await deps.memberOf(request) ?? undefined, reply)
     reply.code(status).header('cache-control', 'no-store')
     // A link that cannot be used is forgotten here too, so that the next one starts clean.
     if (!data.linkValid && request.cookies[RESET_COOKIE] !== undefined) reply.clearCookie(RESET_COOKIE, cookieOptions)
-    return pages.sendView(reply, 'changePassword', { ...data, csrfToken: csrfTokenFor(reply, deps.session), lostPasswordUrl: links.lostPassword, action: links.changePassword }, ctx)
+    return pages.sendView(reply, 'changePassword', { ...data, ...(error === undefined ? {} : { error: sayIn(ctx, error) }), csrfToken: csrfTokenFor(reply, deps.session), lostPasswordUrl: links.lostPassword, action: links.changePassword }, ctx)
   }
 
   /** The link's parts the cookie holds, or undefined (none, or not of their shape: tampered). */
@@ -166,7 +175,7 @@ function resetForms (fastify: FastifyInstance, deps: PasswordResetDeps): void {
     const email = typeof typed === 'string' ? typed.trim() : ''
     if (email === '' || email.length > MAX_EMAIL_LENGTH) {
       publish(request, { stage: 'refused', reason: 'invalid-email' })
-      return lostPage(request, reply, 400, { email: email.slice(0, MAX_EMAIL_LENGTH), error: 'Enter the email address you sign in with.' })
+      return lostPage(request, reply, 400, { email: email.slice(0, MAX_EMAIL_LENGTH), error: EMAIL_MISSING })
     }
     const hash = identifierHash(email, deps.auditKey)
     const refused = await limits.request(request.ip, email)
@@ -220,10 +229,11 @@ function resetForms (fastify: FastifyInstance, deps: PasswordResetDeps): void {
     const password = typeof body.password === 'string' ? body.password : ''
     if (password !== body.confirm) {
       publish(request, { stage: 'refused', reason: 'passwords-differ', memberId })
-      return changePage(request, reply, 400, { linkValid: true, error: 'The two passwords are not the same. Type the new password twice.' })
+      return changePage(request, reply, 400, { linkValid: true, error: PASSWORDS_DIFFER })
     }
     const weak = await reset.validatePassword(password, found.member)
-    if (typeof weak === 'string') {
+    // A host's rule says a sentence (anything else is no refusal, as before); the default one, a message.
+    if (typeof weak === 'string' || (reset.validatePassword === defaultValidatePassword && weak !== undefined)) {
       publish(request, { stage: 'refused', reason: 'weak-password', memberId })
       return changePage(request, reply, 400, { linkValid: true, error: weak })
     }
@@ -249,7 +259,7 @@ function resetForms (fastify: FastifyInstance, deps: PasswordResetDeps): void {
       await tokens.restore(link, record)
       request.log.error({ err }, 'fastify-schools-resources: passwordReset.setPassword failed; the member may try the same link again')
       publish(request, { stage: 'refused', reason: 'set-password-failed', memberId })
-      return changePage(request, reply, 500, { linkValid: true, error: 'Your password could not be changed. Please try again in a moment.' })
+      return changePage(request, reply, 500, { linkValid: true, error: NOT_CHANGED })
     }
     reply.clearCookie(RESET_COOKIE, cookieOptions)
     await tokens.endAll(memberId)

@@ -12,6 +12,7 @@ import { page, redirect, routeSchema, STORE_DOWN, type OpenApi, type RouteDoc } 
 import { isSlug } from './catalog.js'
 import { readCategory, readIndex, type CategoryRead } from './catalog-reads.js'
 import { noteSessionEnd } from '../session/timeouts.js'
+import { answerLanguageOf } from '../pages/answer-language.js'
 
 // Every page here depends on the session (the member's name, the logout token), so no cache keeps any.
 const PRIVATE = 'private, no-store'
@@ -112,7 +113,9 @@ export function notFoundAnswer ({ memberOf, pages }: { memberOf: MemberLookup, p
     reply.code(404).header('cache-control', PRIVATE).header('vary', 'Accept')
     const member = known ?? await memberOf(request) ?? undefined
     if (wantsJson(request)) {
-      return reply.send({ statusCode: 404, error: 'Not Found', message: 'There is no page at this address in the resources section.' })
+      // The section's language, from the context it was registered in (the file routes' too).
+      const message = await answerLanguageOf(request).say(reply, { key: 'error.notFound' })
+      return reply.send({ statusCode: 404, error: 'Not Found', message })
     }
     const ctx = pages.context(member, reply)
     return pages.sendView(reply, 'notFound', {}, ctx)

@@ -5,6 +5,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { forgetStoredMember, type MemberLookup } from './member.js'
 import type { SessionAdapter } from './session-adapter.js'
+import type { MessageKey } from '../i18n/locales/en.js'
 
 /** The `timeouts` option: each limit in milliseconds, `false` to turn that one off. */
 export interface TimeoutsOptions {
@@ -107,21 +108,40 @@ export function noteSessionEnd (request: FastifyRequest, reply: FastifyReply, lo
   reply.setCookie(NOTICE_COOKIE, end, { path: loginPath, httpOnly: true, sameSite: 'lax', secure: request.protocol === 'https', maxAge: NOTICE_MAX_AGE_SECONDS })
 }
 
+/** A message of the catalogue and its values, as the pages say it (pages/answer-language.ts). */
+export interface Message {
+  key: MessageKey
+  values: Record<string, number>
+}
+
+/** The login page's notice of a timeout: its message, and the duration the message names (a message too). */
+export interface TimeoutNotice {
+  key: MessageKey
+  duration: Message
+}
+
 /** "60 minutes", "1 minute", "3 seconds", "12 hours": a limit as the notice says it (hours from two on). */
-export function spokenDuration (ms: number): string {
-  const [amount, unit] = ms % 3_600_000 === 0 && ms >= 7_200_000 ? [ms / 3_600_000, 'hour'] : ms >= 60_000 ? [Math.round(ms / 60_000), 'minute'] : [Math.max(1, Math.round(ms / 1000)), 'second']
-  return `${amount} ${unit}${amount === 1 ? '' : 's'}`
+export function spokenDuration (ms: number): Message {
+  const [n, key]: [number, MessageKey] = ms % 3_600_000 === 0 && ms >= 7_200_000
+    ? [ms / 3_600_000, 'duration.hours']
+    : ms >= 60_000 ? [Math.round(ms / 60_000), 'duration.minutes'] : [Math.max(1, Math.round(ms / 1000)), 'duration.seconds']
+  return { key, values: { n } }
+}
+
+/** The notice `key` with the limit `ms` in it. */
+function noticeOf (key: MessageKey, ms: number): TimeoutNotice {
+  return { key, duration: spokenDuration(ms) }
 }
 
 /**
  * The login page's notice for the reason in the cookie, and the cookie cleared (read once). Anything
  * else in the cookie is no notice: the text is the section's own, never the cookie's.
  */
-export function takeNotice (request: FastifyRequest, reply: FastifyReply, loginPath: string, settings: TimeoutSettings): string | undefined {
+export function takeNotice (request: FastifyRequest, reply: FastifyReply, loginPath: string, settings: TimeoutSettings): TimeoutNotice | undefined {
   const value = (request.cookies as Record<string, string | undefined> | undefined)?.[NOTICE_COOKIE]
   if (value === undefined) return undefined
   reply.clearCookie(NOTICE_COOKIE, { path: loginPath, httpOnly: true, sameSite: 'lax', secure: request.protocol === 'https' })
-  if (value === 'idle' && settings.idleMs !== false) return `You were signed out after ${spokenDuration(settings.idleMs)} without activity. Sign in again to go on.`
-  if (value === 'absolute' && settings.absoluteMs !== false) return `You were signed out ${spokenDuration(settings.absoluteMs)} after signing in. Sign in again to go on.`
+  if (value === 'idle' && settings.idleMs !== false) return noticeOf('login.notice.idle', settings.idleMs)
+  if (value === 'absolute' && settings.absoluteMs !== false) return noticeOf('login.notice.absolute', settings.absoluteMs)
   return undefined
 }

@@ -8,8 +8,8 @@ import { eventBase, signInFailed } from '../events.js'
 import { isHttpsBase, siteOrigin } from '../redirect/site-origin.js'
 import type { SignInStepDeps } from '../session/sign-in-step.js'
 import { REMEMBER_FIELD, wantsRemember } from '../session/remember-me.js'
-import { isJsonClient, sendJsonError } from '../pages/negotiation.js'
-import type { LoginViewData } from '../pages/views.js'
+import { isJsonClient } from '../pages/negotiation.js'
+import { inEnglish, type AnswerLanguage, type Said } from '../pages/answer-language.js'
 import { retryTime } from '../pages/views.js'
 import type { SectionPaths } from '../pages/page-renderer.js'
 import { page, redirect, routeSchema, type OpenApi, type RouteDoc } from '../pages/openapi.js'
@@ -18,7 +18,7 @@ import type { OidcClaims, OidcProvider, ResolvedOidc } from './oidc-options.js'
 import { PROVIDER_TIMEOUT_SECONDS, providerUnavailable, type ProviderConfigs } from './oidc-client.js'
 import type { SignInLimits } from './limits.js'
 import type { NewSessions } from './new-sessions.js'
-import { refusalError } from './refusals.js'
+import { refusalError, refusalSaid, type LoginPageData } from './refusals.js'
 import { signInAndReturn } from './sign-in-member.js'
 
 const { FST_SR_OIDC_REFUSED, FST_SR_OIDC_UNAVAILABLE } = errorCodes
@@ -33,13 +33,14 @@ export const STATE_MAX_AGE_SECONDS = 10 * 60
 /** A state that marks a restart, so that a second miss says what happened instead of looping. */
 const RETRY_MARK = '.r'
 
+// What the login page (or the JSON `message`) says of each refusal, in the page's language.
 const MESSAGES = {
-  school: 'Use your school account to sign in.',
-  noMember: 'No member account for this address.',
-  failed: (label: string) => `Sign-in with ${label} could not be completed. Please try again.`,
-  cancelled: (label: string) => `Sign-in with ${label} was cancelled.`,
-  cookieLost: 'Your browser did not keep the sign-in cookie; please try again.'
-}
+  school: { key: 'login.error.oidcSchoolAccount' },
+  noMember: { key: 'login.error.oidcNoMember' },
+  failed: (label: string) => ({ key: 'login.error.oidcFailed', values: { provider: label } }),
+  cancelled: (label: string) => ({ key: 'login.error.oidcCancelled', values: { provider: label } }),
+  cookieLost: { key: 'login.error.oidcCookieLost' }
+} satisfies Record<string, Said | ((label: string) => Said)>
 
 /** What the round trip keeps in the state cookie. */
 interface HeldState {
@@ -69,7 +70,9 @@ export interface OidcRouteDeps {
   newSessions: NewSessions | undefined
   openapi: OpenApi
   /** The login page with `data` and `status` (the section's, with the CSRF token of its password form). */
-  loginPage: (reply: FastifyReply, status: number, data: LoginViewData) => unknown
+  loginPage: (reply: FastifyReply, status: number, data: LoginPageData) => unknown
+  /** The language of a JSON refusal's `message` (the login page's is the page's). */
+  answers: AnswerLanguage
 }
 
 /** The address of a provider's button: its start route, with the return address when there is one. */
@@ -130,22 +133,28 @@ export function oidcRoutes (fastify: FastifyInstance, deps: OidcRouteDeps): void
   }
 
   /** The login page with the refusal's message, or for a JSON client the error with its code; 403 unless `status`. */
-  function refuse (reply: FastifyReply, error: FastifyError, backUrl: string | undefined) {
+  function refuse (reply: FastifyReply, error: FastifyError, backUrl: string | undefined, said: Said = refusalSaid(error)) {
     const status = Number(error.statusCode)
     reply.header('cache-control', 'no-store')
     if (error.code === UNAVAILABLE) reply.header('retry-after', String(PROVIDER_TIMEOUT_SECONDS))
-    if (isJsonClient(reply.request)) return sendJsonError(reply, status, error.code, error.message)
-    return deps.loginPage(reply, status, { backUrl, error: error.message })
+    if (isJsonClient(reply.request)) return deps.answers.sendJsonError(reply, status, error.code, said)
+    return deps.loginPage(reply, status, { backUrl, error: said })
   }
 
   /** A refusal that counts under the per-address limit (a state that does not match, a refused account). */
-  async function refuseCounted (request: FastifyRequest, reply: FastifyReply, reason: string, provider: OidcProvider, message: string, backUrl: string | undefined) {
+  async function refuseCounted (request: FastifyRequest, reply: FastifyReply, reason: string, provider: OidcProvider, said: Said, backUrl: string | undefined) {
     await deps.limits?.countAddressFailure(request.ip)
     failed(request, reason, provider.id)
-    return refuse(reply, new FST_SR_OIDC_REFUSED(message), backUrl)
+    return refuseWith(reply, said, backUrl)
   }
 
-  const unavailable = (provider: OidcProvider, backUrl?: string) => (reply: FastifyReply) => refuse(reply, new FST_SR_OIDC_UNAVAILABLE(provider.label), backUrl)
+  /** FST_SR_OIDC_REFUSED saying `said`; the error's own message (English, for a log) is the English one. */
+  function refuseWith (reply: FastifyReply, said: Said, backUrl: string | undefined) {
+    return refuse(reply, new FST_SR_OIDC_REFUSED(inEnglish(said)), backUrl, said)
+  }
+
+  const unavailable = (provider: OidcProvider, backUrl?: string) => (reply: FastifyReply) =>
+    refuse(reply, new FST_SR_OIDC_UNAVAILABLE(provider.label), backUrl, { key: 'error.FST_SR_OIDC_UNAVAILABLE', values: { provider: provider.label } })
 
   const startDoc: RouteDoc = {
     summary: 'Sign in with an OpenID provider',
@@ -216,7 +225,7 @@ export function oidcRoutes (fastify: FastifyInstance, deps: OidcRouteDeps): void
       // again from the start; a second miss says what happened.
       if (state?.endsWith(RETRY_MARK) === true) {
         failed(request, 'oidc-cookie-lost', provider.id)
-        return refuse(reply, new FST_SR_OIDC_REFUSED(MESSAGES.cookieLost), undefined)
+        return refuseWith(reply, MESSAGES.cookieLost, undefined)
       }
       return reply.redirect(`${paths.login}/oidc/${provider.id}?retry=1`, 302)
     }
@@ -225,12 +234,12 @@ export function oidcRoutes (fastify: FastifyInstance, deps: OidcRouteDeps): void
     if (limited !== undefined) {
       reply.header('retry-after', String(Math.max(1, Math.ceil((limited.until.getTime() - Date.now()) / 1000))))
       failed(request, 'rate-limited', provider.id)
-      return refuse(reply, refusalError('FST_SR_LOGIN_RATE_LIMITED', retryTime(limited.until)), backUrl)
+      return refuse(reply, refusalError('FST_SR_LOGIN_RATE_LIMITED', retryTime(limited.until), limited.until), backUrl)
     }
     if (state !== held.s) return refuseCounted(request, reply, 'oidc-state', provider, MESSAGES.failed(provider.label), backUrl)
     if (query.error !== undefined) {
       failed(request, 'oidc-cancelled', provider.id)
-      return refuse(reply, new FST_SR_OIDC_REFUSED(MESSAGES.cancelled(provider.label)), backUrl)
+      return refuseWith(reply, MESSAGES.cancelled(provider.label), backUrl)
     }
     let claims: OidcClaims
     try {

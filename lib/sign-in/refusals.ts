@@ -1,5 +1,10 @@
 import type { FastifyError } from 'fastify'
 import { errorCodes } from '../errors.js'
+import type { Said, Saying } from '../pages/answer-language.js'
+import type { LoginViewData } from '../pages/views.js'
+
+/** The login page's data as the routes give it: its error and notice named, written in the page's language. */
+export type LoginPageData = Omit<LoginViewData, 'error' | 'notice'> & { error?: Saying, notice?: Saying }
 
 /** The refusals a sign-in answers with a message only (no state of the request in them). */
 export type RefusalCode = 'FST_SR_MISSING_CREDENTIALS' | 'FST_SR_INVALID_CREDENTIALS' | 'FST_SR_LOGIN_RATE_LIMITED' | 'FST_SR_LOCKED_OUT' |
@@ -15,7 +20,7 @@ const kept = new Map<string, FastifyError>()
  * message are read (the page or the JSON), while a new error would capture a stack that nobody reads, on
  * each refusal of a password spray, which come as fast as the attacker sends.
  */
-export function refusalError (code: RefusalCode, time?: string): FastifyError {
+export function refusalError (code: RefusalCode, time?: string, until?: Date): FastifyError {
   const key = `${code} ${time}`
   let error = kept.get(key)
   if (error === undefined) {
@@ -24,5 +29,16 @@ export function refusalError (code: RefusalCode, time?: string): FastifyError {
     error = time === undefined ? new Make() : new Make(time)
     kept.set(key, error)
   }
+  if (until !== undefined && !retryAt.has(error)) retryAt.set(error, until)
   return error
+}
+
+// The time a kept refusal names, for its message in the visitor's language (the error's own is English,
+// for the log): the first of its minute, which says the same minute.
+const retryAt = new WeakMap<FastifyError, Date>()
+
+/** The message a refusal says to the visitor, in their language: its code's, with the time it names. */
+export function refusalSaid (error: FastifyError): Said {
+  const time = retryAt.get(error)
+  return { key: `error.${error.code as RefusalCode | 'FST_SR_SIGN_IN_BUSY' | 'FST_SR_INSECURE_SIGN_IN'}`, ...(time === undefined ? {} : { values: { time } }) }
 }

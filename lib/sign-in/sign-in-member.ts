@@ -34,7 +34,7 @@ function withinNewSessions (reply: FastifyReply, how: SignInHow, deps: SignInSte
       signInFailed.publish({ ...eventBase(request, deps.section), reason: 'too-many-sessions', identifierHash: undefined, ...(how.provider === undefined ? {} : { provider: how.provider }) })
     }
     reply.header('retry-after', retryAfter(until))
-    throw refusalError('FST_SR_SESSION_RATE_LIMITED', retryTime(until))
+    throw refusalError('FST_SR_SESSION_RATE_LIMITED', retryTime(until), until)
   }
 }
 

@@ -11,14 +11,15 @@ import type { SessionAdapter } from '../session/session-adapter.js'
 import { sessionCookieWritten, type SignInStepDeps } from '../session/sign-in-step.js'
 import { signInAndReturn } from './sign-in-member.js'
 import { providerKey } from '../session/session-data.js'
-import { takeNotice, type TimeoutSettings } from '../session/timeouts.js'
+import { takeNotice, type TimeoutNotice, type TimeoutSettings } from '../session/timeouts.js'
 import { REMEMBER_FIELD, rememberCookieName, wantsRemember, type RememberMe, type RememberMeSettings } from '../session/remember-me.js'
 import type { ResolvedOidc } from './oidc-options.js'
 import type { ProviderConfigs } from './oidc-client.js'
 import { oidcRoutes, providerHref, providerSignOut } from './oidc-routes.js'
-import { isJsonClient, sendJsonError, wantsJson } from '../pages/negotiation.js'
+import { isJsonClient, wantsJson } from '../pages/negotiation.js'
+import { sayIn, type AnswerLanguage, type Composed, type Said } from '../pages/answer-language.js'
 import type { PageRenderer, SectionPaths } from '../pages/page-renderer.js'
-import { retryTime, type LoginViewData } from '../pages/views.js'
+import { retryTime } from '../pages/views.js'
 import { logServerError } from '../pages/server-error.js'
 import { sendOthersNotSignedOut } from '../pages/unavailable.js'
 import { hostError, page, redirect, routeSchema, STORE_DOWN, type OpenApi, type RouteDoc } from '../pages/openapi.js'
@@ -27,7 +28,7 @@ import { DEVICE_COOKIE } from './device-cookie.js'
 import type { Refusal, SignInLimits } from './limits.js'
 import { settleWhenAnswered, type NewSessions } from './new-sessions.js'
 import type { PasswordChecks } from './password-checks.js'
-import { refusalError } from './refusals.js'
+import { refusalError, refusalSaid, type LoginPageData } from './refusals.js'
 
 const { FST_SR_SHARED_SIGN_IN, FST_SR_INSECURE_SIGN_IN } = errorCodes
 // The password checks' refusal when every turn is taken (password-checks.ts), with its retryAfter.
@@ -50,6 +51,8 @@ export interface SignInDeps {
   /** The session plugin's adapter: where the member is kept. */
   session: SessionAdapter
   pages: PageRenderer
+  /** The language of the messages the routes say (the page's; JSON answers' `message`). */
+  answers: AnswerLanguage
   /** Where links point (under the register prefix). */
   paths: SectionPaths
   /** The login and logout paths as the routes are registered (Fastify puts the register prefix in front). */
@@ -85,7 +88,12 @@ export interface SignInDeps {
 const MAX_EMAIL_LENGTH = 254
 const MAX_PASSWORD_LENGTH = 1024
 
-const EXPIRED_FORM = 'This form has expired. Please try again.'
+const EXPIRED_FORM: Said = { key: 'error.formExpired' }
+
+/** A timeout's notice, with its duration, in the page's language. */
+function timeoutNotice ({ key, duration }: TimeoutNotice): Composed {
+  return (language) => language.t(key, { duration: sayIn(language, duration) })
+}
 
 type Fields = Record<string, unknown>
 
@@ -167,20 +175,22 @@ function signInForms (fastify: FastifyInstance, deps: SignInDeps): void {
   }
 
   const passwordForm = authenticate !== undefined
-  function loginPage (reply: FastifyReply, status: number, data: LoginViewData, member: Member | undefined) {
-    const ctx = pages.context(member, reply)
+  async function loginPage (reply: FastifyReply, status: number, { error, notice, ...data }: LoginPageData, member: Member | undefined) {
+    // The page's own language writes its messages.
+    const ctx = await pages.context(member, reply)
     reply.code(status).header('cache-control', 'no-store')
     const providers = deps.oidc?.options.providers.map(({ id, label }) => ({ id, label, href: providerHref(paths, id, returnParam, data.backUrl) })) ?? []
     const link = deps.lostPasswordUrl === undefined ? {} : { lostPasswordUrl: deps.lostPasswordUrl }
-    return pages.sendView(reply, 'login', { ...data, csrfToken: csrfToken(reply), providers, passwordForm, remember: deps.rememberMe !== undefined, ...link }, ctx)
+    const said = { ...(error === undefined ? {} : { error: sayIn(ctx, error) }), ...(notice === undefined ? {} : { notice: sayIn(ctx, notice) }) }
+    return pages.sendView(reply, 'login', { ...data, ...said, csrfToken: csrfToken(reply), providers, passwordForm, remember: deps.rememberMe !== undefined, ...link }, ctx)
   }
 
   /** A refused sign-in: the form again with the message, or for a JSON client the error with its code. */
-  function refuse (reply: FastifyReply, error: FastifyError, data: LoginViewData) {
+  function refuse (reply: FastifyReply, error: FastifyError, data: LoginPageData) {
     // Our own errors, made with @fastify/error and a status each.
     const status = Number(error.statusCode)
-    if (isJsonClient(reply.request)) return sendJsonError(reply.header('cache-control', 'no-store'), status, error.code, error.message)
-    return loginPage(reply, status, { ...data, ...(data.lockedUntil === undefined ? { error: error.message } : {}) }, undefined)
+    if (isJsonClient(reply.request)) return deps.answers.sendJsonError(reply.header('cache-control', 'no-store'), status, error.code, refusalSaid(error))
+    return loginPage(reply, status, { ...data, ...(data.lockedUntil === undefined ? { error: refusalSaid(error) } : {}) }, undefined)
   }
 
   function returnAddress (request: FastifyRequest, value: unknown): string | undefined {
@@ -195,10 +205,11 @@ function signInForms (fastify: FastifyInstance, deps: SignInDeps): void {
     const status = code === SIGN_IN_BUSY ? 503 : 403
     if (request.routeOptions.url === paths.login) failed(request, status === 503 ? 'busy' : 'csrf', fields(request.body).email)
     if (code === SIGN_IN_BUSY) reply.header('retry-after', String((error as BusyError).retryAfter))
-    if (isJsonClient(request)) return sendJsonError(reply.header('cache-control', 'no-store'), status, code, error.message)
+    const said = status === 403 ? EXPIRED_FORM : refusalSaid(error)
+    if (isJsonClient(request)) return deps.answers.sendJsonError(reply.header('cache-control', 'no-store'), status, code, said)
     const member = await memberOf(request) ?? undefined
     const backUrl = returnAddress(request, fields(request.body)[returnParam] ?? fields(request.query)[returnParam])
-    return loginPage(reply, status, { backUrl, error: status === 403 ? EXPIRED_FORM : error.message }, member)
+    return loginPage(reply, status, { backUrl, error: said }, member)
   })
 
   // The form's fields, said in words: a body schema would validate them, before the CSRF check and ours.
@@ -241,7 +252,7 @@ function signInForms (fastify: FastifyInstance, deps: SignInDeps): void {
       return { signedIn: member !== undefined, csrfToken: csrfToken(reply) }
     }
     const notice = deps.timeouts === false ? undefined : takeNotice(request, reply, paths.login, deps.timeouts)
-    return loginPage(reply, 200, { backUrl: returnAddress(request, fields(request.query)[returnParam]), ...(notice === undefined ? {} : { notice }) }, member)
+    return loginPage(reply, 200, { backUrl: returnAddress(request, fields(request.query)[returnParam]), ...(notice === undefined ? {} : { notice: timeoutNotice(notice) }) }, member)
   })
 
   // While the store is down, @fastify/session fails before this route; the 503 path (pages/unavailable.ts)
@@ -299,6 +310,7 @@ function signInForms (fastify: FastifyInstance, deps: SignInDeps): void {
       limits,
       newSessions: deps.newSessions,
       openapi: deps.openapi,
+      answers: deps.answers,
       loginPage: (reply, status, data) => loginPage(reply, status, data, undefined)
     })
   }
@@ -406,8 +418,8 @@ function signInForms (fastify: FastifyInstance, deps: SignInDeps): void {
   function limited (reply: FastifyReply, refusal: Refusal | { reason: 'sessions', until: Date }, backUrl: string | undefined, email: string) {
     const { reason, until } = refusal
     reply.header('retry-after', String(Math.max(1, Math.ceil((until.getTime() - Date.now()) / 1000))))
-    if (reason === 'address') return refuse(reply, refusalError('FST_SR_LOGIN_RATE_LIMITED', retryTime(until)), { backUrl, email })
-    if (reason === 'sessions') return refuse(reply, refusalError('FST_SR_SESSION_RATE_LIMITED', retryTime(until)), { backUrl, email })
-    return refuse(reply, refusalError('FST_SR_LOCKED_OUT', retryTime(until)), { backUrl, email, lockedUntil: until })
+    if (reason === 'address') return refuse(reply, refusalError('FST_SR_LOGIN_RATE_LIMITED', retryTime(until), until), { backUrl, email })
+    if (reason === 'sessions') return refuse(reply, refusalError('FST_SR_SESSION_RATE_LIMITED', retryTime(until), until), { backUrl, email })
+    return refuse(reply, refusalError('FST_SR_LOCKED_OUT', retryTime(until), until), { backUrl, email, lockedUntil: until })
   }
 }

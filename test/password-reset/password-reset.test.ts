@@ -98,11 +98,11 @@ async function openLink (app: FastifyInstance, link: string, cookie = '') {
   return { first, page, cookie: withCookies(jar, page) }
 }
 
-async function postChange (app: FastifyInstance, browser: { page: LightMyRequestResponse, cookie: string }, password: string, confirm = password) {
+async function postChange (app: FastifyInstance, browser: { page: LightMyRequestResponse, cookie: string }, password: string, confirm = password, headers: Record<string, string> = {}) {
   return app.inject({
     method: 'POST',
     url: CHANGE,
-    headers: { ...FORM, cookie: browser.cookie },
+    headers: { ...FORM, cookie: browser.cookie, ...headers },
     payload: new URLSearchParams({ _csrf: formToken(browser.page.body), password, confirm }).toString()
   })
 }
@@ -324,6 +324,32 @@ t.test('the passwords: differ, too short, the email, a common one, too long; the
   const other = await openLink(withOwnRule.app, resetLink(await withOwnRule.mail.next()))
   t.match((await postChange(withOwnRule.app, other, 'a long sentence with no water')).body, 'Name a river.')
   t.equal((await postChange(withOwnRule.app, other, 'river')).statusCode, 303, 'the host\'s rule decides')
+})
+
+t.test('the reset pages\' errors in the browser\'s language', async (t) => {
+  const { app, mail } = await setup(t)
+  await requestLink(app, 'teacher@example.org')
+  const browser = await openLink(app, resetLink(await mail.next()))
+  const french = { 'accept-language': 'fr' }
+  const differ = await postChange(app, browser, NEW_PASSWORD, `${NEW_PASSWORD}!`, french)
+  t.equal(differ.statusCode, 400)
+  t.match(differ.body, 'Les deux mots de passe ne sont pas identiques. Saisissez deux fois le nouveau mot de passe.')
+  t.equal(differ.headers['content-language'], 'fr')
+  t.match((await postChange(app, browser, 'short one', 'short one', french)).body, 'd’au moins 15 caractères')
+  t.match((await postChange(app, browser, 'x'.repeat(1025), 'x'.repeat(1025), french)).body, 'd’au plus 1\u202f024 caractères', 'the number as French writes it')
+  t.match((await postChange(app, browser, 'mailcreated5240', 'mailcreated5240', { 'accept-language': 'de' })).body, 'Dieses Passwort gehört zu den häufigsten')
+  const incomplete = await app.inject({ url: CHANGE, headers: { 'accept-language': 'es' } })
+  t.equal(incomplete.statusCode, 400)
+  t.match(incomplete.body, 'Este enlace no está completo')
+  const form = await app.inject({ url: LOST })
+  const empty = await app.inject({
+    method: 'POST',
+    url: LOST,
+    headers: { ...FORM, cookie: withCookies('', form), 'accept-language': 'cy' },
+    payload: new URLSearchParams({ _csrf: formToken(form.body), email: ' ' }).toString()
+  })
+  t.equal(empty.statusCode, 400)
+  t.match(empty.body, 'Rhowch y cyfeiriad e-bost rydych yn mewngofnodi ag ef.')
 })
 
 t.test('setPassword failing keeps the link; passwordReset.signIn false ends on the login page; no lockout to clear', async (t) => {

@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto'
 import schoolsResources from '../../lib/index.js'
 import { resolveOptions } from '../../lib/options.js'
 import { seenStep, spokenDuration } from '../../lib/session/timeouts.js'
+import { english, pageLanguage } from '../helpers/page-language.js'
 import { BASE_URL, buildTestApp, CountingCatalog, postLogin, signIn, TEACHER, teacherOnly, withCookies, type BuildOptions } from '../helpers/app.js'
 import type { AsyncStore } from '../helpers/async-store.js'
 
@@ -200,12 +201,19 @@ t.test('@fastify/secure-session: the times travel in its cookie', async (t) => {
 })
 
 t.test('a notice\'s duration in words', async (t) => {
-  t.equal(spokenDuration(60 * MINUTE), '60 minutes', 'the default idle limit as a school says it')
-  t.equal(spokenDuration(2 * 60 * MINUTE), '2 hours')
-  t.equal(spokenDuration(12 * 60 * MINUTE), '12 hours')
-  t.equal(spokenDuration(90 * MINUTE), '90 minutes')
-  t.equal(spokenDuration(MINUTE), '1 minute')
-  t.equal(spokenDuration(30 * MINUTE), '30 minutes')
-  t.equal(spokenDuration(3000), '3 seconds')
-  t.equal(spokenDuration(1000), '1 second')
+  const spoken = (ms: number, language = english) => {
+    const { key, values } = spokenDuration(ms)
+    return language.t(key, values)
+  }
+  t.equal(spoken(60 * MINUTE), '60 minutes', 'the default idle limit as a school says it')
+  t.equal(spoken(2 * 60 * MINUTE), '2 hours')
+  t.equal(spoken(12 * 60 * MINUTE), '12 hours')
+  t.equal(spoken(90 * MINUTE), '90 minutes')
+  t.equal(spoken(MINUTE), '1 minute')
+  t.equal(spoken(30 * MINUTE), '30 minutes')
+  t.equal(spoken(3000), '3 seconds')
+  t.equal(spoken(1000), '1 second')
+  t.equal(spoken(MINUTE, pageLanguage('fr')), '1 minute', 'French: one')
+  t.equal(spoken(2 * 60 * MINUTE, pageLanguage('de')), '2 Stunden', 'German: other')
+  t.equal(spoken(2 * MINUTE, pageLanguage('cy')), '2 funud', 'Welsh: two')
 })

@@ -244,7 +244,7 @@ t.test('one bound on a member\'s new sessions, whichever way: the callback past 
   const retryAfter = Number(callback.headers['retry-after'])
   t.ok(retryAfter >= 1 && retryAfter <= 60, `Retry-After: ${retryAfter}`)
   t.equal(callback.headers['cache-control'], 'no-store')
-  t.match(callback.body, /Too many sign-ins to this account in the last minute\. Try again after \d\d:\d\d UTC\./)
+  t.match(callback.body, /Too many sign-ins to this account in the last minute\. Try again after \d\d:\d\d(?: [AP]M)? UTC\./)
   t.match(callback.body, `name="BackURL" value="${MATHS}"`, 'the return address stays on the form')
   t.equal(callback.cookies.find((c) => c.name === 'sessionId'), undefined, 'no session cookie')
   t.equal(store.sessions.size, 2, 'no third session')

@@ -1,0 +1,114 @@
+// The language of what the section's routes say outside their views: a refused sign-in's message, a
+// reset page's error, the `message` of a JSON answer, the 500 and 503 pages. The routes name a message
+// (a key and its values); it is written in the answer's locale where the answer is made. The FST_SR_*
+// errors themselves keep their English messages: those are for logs and `errorCodes`.
+import { STATUS_CODES } from 'node:http'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { MessageKey } from '../i18n/locales/en.js'
+import { RequestLocales } from '../i18n/request-locale.js'
+import { direction, Translations } from '../i18n/translations.js'
+import { kAnswerLanguage } from '../symbols.js'
+import { addVary } from './page-renderer.js'
+import type { MessageValues, PageLanguage } from './page-language.js'
+
+/** A message a route says: its key and values, written in the answer's language. */
+export interface Said {
+  key: MessageKey
+  values?: MessageValues
+}
+
+/** A message whose values are messages too (a notice naming a duration), written by its function. */
+export type Composed = (language: Pick<PageLanguage, 't'>) => string
+
+/** What a page says: a message, one made of messages, or a host's own text (a `validatePassword` sentence) as given. */
+export type Saying = Said | Composed | string
+
+/** The message of `said` in the page language `language` (a host's text as it is). */
+export function sayIn (language: Pick<PageLanguage, 't'>, said: Saying): string {
+  if (typeof said === 'string') return said
+  if (typeof said === 'function') return said(language)
+  return language.t(said.key, said.values)
+}
+
+/** The language of a 500 or 503 page: what `<html lang dir>` says, and its messages. */
+export type ErrorPageLanguage = Pick<PageLanguage, 'locale' | 'dir' | 't'>
+
+export class AnswerLanguage {
+  readonly #translations: Translations
+  readonly #locales: RequestLocales
+  // The error pages' one locale where no section's languages are at hand (the shipped English).
+  readonly #errorLocale: string | undefined
+
+  constructor (translations: Translations, locales: RequestLocales, errorLocale?: string) {
+    this.#translations = translations
+    this.#locales = locales
+    this.#errorLocale = errorLocale
+  }
+
+  /**
+   * The message `said` in the locale of `reply`'s request, as its page would be (the host's `locale`
+   * option, else Accept-Language); the answer says its language (and varies with the header).
+   */
+  async say (reply: FastifyReply, said: Said): Promise<string> {
+    const locale = await this.#locales.of(reply.request)
+    reply.header('content-language', locale)
+    if (this.#locales.negotiated) addVary(reply, 'Accept-Language')
+    return this.text(locale, said)
+  }
+
+  /** A JSON error of Fastify's shape, `{ statusCode, code, error, message }`, its `message` in the request's locale. */
+  async sendJsonError (reply: FastifyReply, statusCode: number, code: string, said: Said): Promise<FastifyReply> {
+    const message = await this.say(reply, said)
+    return reply.code(statusCode).send({ statusCode, code, error: STATUS_CODES[statusCode], message })
+  }
+
+  /**
+   * The language of a 500 or 503 page for `request`: Accept-Language alone, never the host's `locale`
+   * function, which may be what failed (or need the store that is down).
+   */
+  errorPage (request: FastifyRequest): ErrorPageLanguage {
+    const locale = this.#errorLocale ?? this.#locales.fromHeader(request)
+    return { locale, dir: direction(locale), t: (key, values) => this.text(locale, { key, values }) }
+  }
+
+  /** The message `said` in `locale`, one of the app's. */
+  text (locale: string, { key, values }: Said): string {
+    // Parts come back only for a message with tags, which none of these has; joined all the same.
+    return [this.#translations.format(locale, key, values)].flat().join('')
+  }
+}
+
+// Where no section's language is at hand (a host's own use of storeErrorHandler outside the section's
+// instance): the shipped English, made on first use.
+let shipped: AnswerLanguage | undefined
+function shippedEnglish (): AnswerLanguage {
+  if (shipped === undefined) {
+    const translations = new Translations({ defaultLocale: 'en', messages: {}, timeZone: 'UTC' })
+    shipped = new AnswerLanguage(translations, new RequestLocales(translations, 'en'), 'en')
+  }
+  return shipped
+}
+
+/** The message `said` in the shipped English: an error's own message, for the log. */
+export function inEnglish (said: Said): string {
+  return shippedEnglish().text('en', said)
+}
+
+/**
+ * Puts the section's answer language on `instance`, for the error pages of its requests (and of the
+ * contexts made inside it from now on) to find through `request.server`. A plain property rather than a
+ * decoration: a second section in the same context keeps its own on its own instance.
+ */
+export function setAnswerLanguage (instance: FastifyInstance, language: AnswerLanguage): void {
+  (instance as unknown as Record<symbol, AnswerLanguage>)[kAnswerLanguage] = language
+}
+
+/** Whether `instance` (or a context it sits in) has a section's answer language. */
+export function hasAnswerLanguage (instance: FastifyInstance): boolean {
+  return (instance as unknown as Record<symbol, AnswerLanguage | undefined>)[kAnswerLanguage] !== undefined
+}
+
+/** The answer language of the section `request` was routed through, else the shipped English. */
+export function answerLanguageOf (request: FastifyRequest): AnswerLanguage {
+  return (request.server as unknown as Record<symbol, AnswerLanguage | undefined>)[kAnswerLanguage] ?? shippedEnglish()
+}
