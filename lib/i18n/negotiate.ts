@@ -14,7 +14,7 @@ export class LocaleNegotiator {
   readonly #answers = new Map<string, string>()
 
   constructor (available: readonly string[], fallback: string) {
-    // The default first: `*` and equal q-values go to it.
+    // The default first: `*`, which matches every locale alike, goes to it (equal q-values go by the header's order).
     this.#available = [fallback, ...available.filter((tag) => tag !== fallback)]
     this.#fallback = fallback
   }
@@ -33,12 +33,12 @@ export class LocaleNegotiator {
 
   /** A tag a host gave (its `locale` option) as one of the locales: itself, else its language; else undefined. */
   match (tag: string): string | undefined {
+    // Only a tag: Intl refuses `*`, lists and q-values, which Negotiator would read as a header.
     try {
       Intl.getCanonicalLocales(tag)
     } catch {
       return undefined
     }
-    if (tag === '*') return undefined
     return new Negotiator({ headers: { 'accept-language': tag } }).language(this.#available)
   }
 }
