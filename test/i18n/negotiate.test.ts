@@ -54,3 +54,14 @@ t.test('match: a tag given by the host, as one of the locales', async (t) => {
   t.equal(negotiator.match('fr;q=1'), undefined)
   t.equal(negotiator.match(''), undefined)
 })
+
+t.test('headers and tags are kept apart: the same text is a header to one, a tag to the other', async (t) => {
+  const negotiator = new LocaleNegotiator(shipped, 'en')
+  t.equal(negotiator.negotiate('*'), 'en')
+  t.equal(negotiator.match('*'), undefined)
+  t.equal(negotiator.match('ja'), undefined)
+  t.equal(negotiator.match('ja'), undefined, 'a kept "none"')
+  t.equal(negotiator.negotiate('ja'), 'en')
+  t.equal(negotiator.match('de-AT'), 'de')
+  t.equal(negotiator.match('de-AT'), 'de', 'kept')
+})
