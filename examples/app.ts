@@ -17,6 +17,7 @@ import { auditLog } from './audit-log.js'
 import { registerMetrics } from './metrics.js'
 import { healthRoutes, type Store } from './health.js'
 import { resetMailer, type ResetMailSettings } from './reset-mail.js'
+import { languageSwitch } from './language.js'
 
 export interface ExampleConfig {
   baseUrl?: string
@@ -66,6 +67,11 @@ export interface ExampleConfig {
    * nodemailer; without it the link is logged (examples/reset-mail.ts).
    */
   resetMail?: ResetMailSettings
+  /**
+   * The language switch on every page (examples/language.ts): default on. Its layout wraps the built-in
+   * one, so the section renders each category page rather than keeping its cached copy.
+   */
+  languageSwitch?: boolean
   /** More options for the resources section (the bench turns the per-address sign-in limit off). */
   sectionOptions?: Partial<FastifySchoolsResourcesOptions>
 }
@@ -110,6 +116,8 @@ export async function buildApp (config: ExampleConfig): Promise<FastifyInstance>
   await app.register(anonymousShortCircuit)
   const store = redis === undefined ? config.sessionStore : new RedisSessionStore(redis.client, { prefix: `${prefix}sess:`, timeoutMs, ...waitFor(redis.waitForReplicas), log: app.log })
   await registerSessionPlugin(app, config.sessionPlugin ?? 'session', { secret: config.sessionSecret, store, https, maxAge })
+  // Pages in the browser's language, or the one chosen with the switch on each page (a `lang` cookie).
+  const languages = config.languageSwitch === false ? undefined : languageSwitch(app, https)
   const section: FastifySchoolsResourcesOptions = {
     catalog: new InMemoryCatalog(demoCatalog),
     // Three resources are files of the site's own (two PDFs and an image), served to members who may see their category.
@@ -134,6 +142,7 @@ export async function buildApp (config: ExampleConfig): Promise<FastifyInstance>
           }
         }),
     siteName: 'Riverside School',
+    ...(languages === undefined ? {} : { locale: languages.locale, views: languages.views }),
     // IDLE_TIMEOUT_MS and ABSOLUTE_TIMEOUT_MS; "Sign out on all devices" counts in the lockout's store
     // (Redis when there is one), so a leaver is signed out on every instance (docs/session-lifecycle.md).
     ...(config.timeouts === undefined ? {} : { timeouts: config.timeouts }),

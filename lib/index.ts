@@ -50,6 +50,8 @@ const DAYS_400 = 400 * 24 * 60 * 60 * 1000
 
 const schoolsResources: FastifyPluginAsync<FastifySchoolsResourcesOptions> = async function (fastify, options) {
   const opts = resolveOptions(options)
+  // A host locale's missing message is said in the app's log, once per locale and key.
+  opts.translations.useLog(fastify.log)
   // This is a fastify-plugin plugin, so Fastify does not read its `prefix` option as a register prefix:
   // it is the section's own path. The register prefix of the context it is registered in (a wrapping
   // `register(fn, { prefix })`, an autoload folder) moves its routes, so every link goes under it too.

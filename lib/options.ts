@@ -130,12 +130,18 @@ export interface SectionOptions {
   siteName?: string
   /**
    * The language of the pages (docs/languages.md): a fixed tag, or a function of the request giving one
-   * (or undefined); without it, or when it gives undefined, `Accept-Language` chooses among the locales.
+   * (or undefined), which may be async; without it, or when it gives undefined, `Accept-Language` chooses
+   * among the locales. A function that throws, rejects or gives a locale the section lacks is logged once
+   * per kind of mistake, and `Accept-Language` chooses. A region falls back to its language (`fr-CA` → `fr`).
    */
   locale?: LocaleOption
   /** The locale when nothing else chooses one, and the fallback of a missing message (default `en`). */
   defaultLocale?: string
-  /** Messages per locale tag, over the shipped ones: some keys of a shipped locale, or a locale of your own. */
+  /**
+   * Messages per locale tag, over the shipped ones, in ICU MessageFormat: some keys of a shipped locale,
+   * or a locale of your own (a key it lacks comes from its language, `defaultLocale`, then English, logged
+   * once as FST_SR_MISSING_MESSAGE). Checked at start-up: known keys, the English placeholders and tags.
+   */
   messages?: HostMessages
   /** IANA time zone of the times pages show, such as the end of a lockout (default `UTC`). */
   timeZone?: string

@@ -9,7 +9,7 @@ import { cycles, importGraph, layerOf, SELF } from './helpers/import-graph.js'
 // folder imports only its own modules, the leaves, and the folders below it; nothing imports the entry
 // or the option checking. section and sign-in stand side by side and do not know each other.
 const LEAVES = new Set(['errors', 'events', 'interval-log', 'option-checks', 'symbols', 'types', 'warnings'])
-const FEATURE_RANK: Record<string, number> = { stores: 1, redirect: 2, session: 3, pages: 4, access: 5, section: 6, 'sign-in': 6, files: 7, 'password-reset': 7 }
+const FEATURE_RANK: Record<string, number> = { stores: 1, i18n: 1, redirect: 2, session: 3, pages: 4, access: 5, section: 6, 'sign-in': 6, files: 7, 'password-reset': 7 }
 const ENTRY = new Set(['index', 'esm', 'options'])
 
 const graph = importGraph(resolve(__dirname, '..', 'lib'))

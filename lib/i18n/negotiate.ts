@@ -1,20 +1,22 @@
 import Negotiator from 'negotiator'
 
-/** How many distinct `Accept-Language` headers keep their answer (browsers send few). */
+/** How many distinct `Accept-Language` headers and host tags keep their answer (browsers send few). */
 export const LANGUAGE_ANSWERS_KEPT = 256
 
 /**
  * `Accept-Language` against the locales an app has: q-values in order, a region falling back to its
  * language (`fr-CA` → `fr`), anything unknown to the default. Negotiator, which the section uses for
- * `Accept` already. Each distinct header is negotiated once (bounded: the oldest answer goes first).
+ * `Accept` already. Each distinct header, and each tag a host's function gives, is negotiated once
+ * (bounded: the oldest answer goes first).
  */
 export class LocaleNegotiator {
   readonly #available: string[]
   readonly #fallback: string
-  readonly #answers = new Map<string, string>()
+  // Answers by header (`h:`) and by a host's tag (`t:`): a locale, or undefined for none.
+  readonly #answers = new Map<string, string | undefined>()
 
   constructor (available: readonly string[], fallback: string) {
-    // The default first: `*` and equal q-values go to it.
+    // The default first: `*`, which matches every locale alike, goes to it (equal q-values go by the header's order).
     this.#available = [fallback, ...available.filter((tag) => tag !== fallback)]
     this.#fallback = fallback
   }
@@ -22,23 +24,28 @@ export class LocaleNegotiator {
   /** The locale for a request's `Accept-Language` header (the default without one). */
   negotiate (header: string | undefined): string {
     if (header === undefined) return this.#fallback
-    let locale = this.#answers.get(header)
-    if (locale === undefined) {
-      locale = new Negotiator({ headers: { 'accept-language': header } }).language(this.#available) ?? this.#fallback
-      if (this.#answers.size >= LANGUAGE_ANSWERS_KEPT) this.#answers.delete(this.#answers.keys().next().value!)
-      this.#answers.set(header, locale)
-    }
-    return locale
+    return this.#answer(`h:${header}`, () => new Negotiator({ headers: { 'accept-language': header } }).language(this.#available)) ?? this.#fallback
   }
 
   /** A tag a host gave (its `locale` option) as one of the locales: itself, else its language; else undefined. */
   match (tag: string): string | undefined {
-    try {
-      Intl.getCanonicalLocales(tag)
-    } catch {
-      return undefined
-    }
-    if (tag === '*') return undefined
-    return new Negotiator({ headers: { 'accept-language': tag } }).language(this.#available)
+    return this.#answer(`t:${tag}`, () => {
+      // Only a tag: Intl refuses `*`, lists and q-values, which Negotiator would read as a header.
+      try {
+        Intl.getCanonicalLocales(tag)
+      } catch {
+        return undefined
+      }
+      return new Negotiator({ headers: { 'accept-language': tag } }).language(this.#available)
+    })
+  }
+
+  /** The kept answer for `key` (a header, or a host's tag), else `find`'s, kept (the oldest goes past the bound). */
+  #answer (key: string, find: () => string | undefined): string | undefined {
+    if (this.#answers.has(key)) return this.#answers.get(key)
+    const answer = find()
+    if (this.#answers.size >= LANGUAGE_ANSWERS_KEPT) this.#answers.delete(this.#answers.keys().next().value!)
+    this.#answers.set(key, answer)
+    return answer
   }
 }

@@ -56,9 +56,10 @@ export class RequestLocales {
 
   #checked (request: FastifyRequest, tag: unknown): string {
     if (tag === undefined) return this.fromHeader(request)
-    const locale = typeof tag === 'string' ? this.#negotiator.match(tag) : undefined
+    if (typeof tag !== 'string') return this.#mistake(request, `gave ${kindOfValue(tag)} instead of a locale tag`, 'give a tag such as "fr", or undefined', undefined, kindOfValue(tag))
+    const locale = this.#negotiator.match(tag)
     if (locale !== undefined) return locale
-    return this.#mistake(request, 'gave a locale the section does not have', 'give one of the shipped locales or of messages, or undefined', undefined, typeof tag === 'string' ? JSON.stringify(tag.slice(0, 50)) : kindOfValue(tag))
+    return this.#mistake(request, 'gave a locale the section does not have', 'give one of the shipped locales or of messages, or undefined', undefined, JSON.stringify(tag.slice(0, 50)))
   }
 
   #mistake (request: FastifyRequest, problem: string, fix: string, error: unknown, given?: string): string {

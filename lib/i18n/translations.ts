@@ -74,24 +74,21 @@ export class Translations {
 
   #compile (locale: string, key: MessageKey): Compiled | string {
     const own = [locale, language(locale)]
-    for (const tag of [...own, this.defaultLocale, SOURCE]) {
-      const source = this.#catalogues.get(tag)?.[key]
-      if (source === undefined) continue
-      if (!own.includes(tag) && this.#log !== undefined) {
-        warnHostMistakeOnce(this.#log, `messages:${locale}:${key}`, { code: 'FST_SR_MISSING_MESSAGE', locale, key },
-          `fastify-schools-resources: locale ${locale} has no message "${key}", so pages show the ${tag} one. ` +
-          `Add it to messages["${locale}"] (docs/languages.md lists every key).`)
-      }
-      const format = new IntlMessageFormat(source, tag, this.#formats)
-      const ast = format.getAst()
-      // A message that is only text is kept as its text: nothing to format on each page.
-      if (ast.length === 1 && ast[0].type === 0) return ast[0].value
-      const plainTags: Record<string, MessageValue> = {}
-      for (const name of argumentsOf(ast)) if (name.startsWith('<')) plainTags[name.slice(1, -1)] = joinChunks
-      return { format, plainTags }
+    // English, the source, has every key (its type, and a host's `messages.en` only replaces some).
+    const tag = [...own, this.defaultLocale].find((tag) => this.#catalogues.get(tag)?.[key] !== undefined) ?? SOURCE
+    const source = this.#catalogues.get(tag)![key]!
+    if (!own.includes(tag) && this.#log !== undefined) {
+      warnHostMistakeOnce(this.#log, `messages:${locale}:${key}`, { code: 'FST_SR_MISSING_MESSAGE', locale, key },
+        `fastify-schools-resources: locale ${locale} has no message "${key}", so pages show the ${tag} one. ` +
+        `Add it to messages["${locale}"] (docs/languages.md lists every key).`)
     }
-    /* c8 ignore next */
-    throw new Error(`no English message for ${key}`)
+    const format = new IntlMessageFormat(source, tag, this.#formats)
+    const ast = format.getAst()
+    // A message that is only text is kept as its text: nothing to format on each page.
+    if (ast.length === 1 && ast[0].type === 0) return ast[0].value
+    const plainTags: Record<string, MessageValue> = {}
+    for (const name of argumentsOf(ast)) if (name.startsWith('<')) plainTags[name.slice(1, -1)] = joinChunks
+    return { format, plainTags }
   }
 }
 
@@ -106,11 +103,12 @@ function joinChunks (chunks: unknown[]): string {
 
 /** The canonical form of a locale tag (`EN-gb` → `en-GB`); a tag Intl refuses is an option mistake. */
 export function canonicalTag (tag: unknown, name: string): string {
-  try {
-    if (typeof tag !== 'string') throw new TypeError('not a string')
-    const [canonical] = Intl.getCanonicalLocales(tag)
-    if (canonical !== undefined) return canonical
-  } catch {}
+  if (typeof tag === 'string') {
+    try {
+      // One tag in, one out (an empty or malformed one throws).
+      return Intl.getCanonicalLocales(tag)[0]!
+    } catch {}
+  }
   return invalidOption(name, 'must be a BCP 47 language tag, such as "fr" or "cy-GB"')
 }
 
@@ -125,8 +123,9 @@ export function language (tag: string): string {
  * show a page with a hole, or fail on every request).
  */
 function checkedMessage (tag: string, key: string, message: unknown, name: string): string {
-  const english = (shippedCatalogues.en as Record<string, string | undefined>)[key]
-  if (english === undefined) invalidOption(name, 'is not a message key (docs/languages.md lists them)')
+  // Own keys only: `toString` or `__proto__` are not messages.
+  if (!Object.hasOwn(shippedCatalogues.en, key)) invalidOption(name, 'is not a message key (docs/languages.md lists them)')
+  const english = (shippedCatalogues.en as Record<string, string>)[key]
   if (typeof message !== 'string') invalidOption(name, 'must be a string in ICU MessageFormat')
   let ast: Ast
   try {
@@ -134,9 +133,13 @@ function checkedMessage (tag: string, key: string, message: unknown, name: strin
   } catch (error) {
     return invalidOption(name, `must be ICU MessageFormat (${(error as Error).message})`)
   }
-  const want = [...argumentsOf(new IntlMessageFormat(english, SOURCE).getAst())].sort().join(', ')
+  const englishAst = new IntlMessageFormat(english, SOURCE).getAst()
+  const want = [...argumentsOf(englishAst)].sort().join(', ')
   const got = [...argumentsOf(ast)].sort().join(', ')
   if (want !== got) invalidOption(name, `must have the placeholders and tags of the English message (${want === '' ? 'none' : want}), not ${got === '' ? 'none' : got}`)
+  // A date or time the section does not pass (`{name, date}`) would fail on every page that shows it.
+  const dates = datesOf(englishAst)
+  for (const date of datesOf(ast)) if (!dates.has(date)) invalidOption(name, `formats {${date}} as a date or time, which the English message does not: keep it as {${date}}`)
   return message
 }
 
@@ -150,6 +153,16 @@ function argumentsOf (ast: Ast, into = new Set<string>()): Set<string> {
       into.add(`{${element.value}}`)
     }
     if ('options' in element) for (const option of Object.values(element.options)) argumentsOf((option as { value: Ast }).value, into)
+  }
+  return into
+}
+
+/** The placeholders a message formats as a date or a time, at any depth. */
+function datesOf (ast: Ast, into = new Set<string>()): Set<string> {
+  for (const element of ast) {
+    if (element.type === 3 || element.type === 4) into.add(element.value)
+    if (element.type === 8) datesOf(element.children, into)
+    if ('options' in element) for (const option of Object.values(element.options)) datesOf((option as { value: Ast }).value, into)
   }
   return into
 }
