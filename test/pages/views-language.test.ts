@@ -131,7 +131,7 @@ t.test('the login page in French, with the lockout time in the app\'s time zone'
   t.match(doc, '<label for="password">Mot de passe</label>')
   t.match(doc, '<label for="remember">Rester connecté sur cet appareil</label>')
   t.match(doc, '<p class="hint" id="remember-hint">N’utilisez pas cette option sur un ordinateur partagé ou public')
-  t.match(doc, '<a href="/lost">Mot de passe oublié ?</a>')
+  t.match(doc, `<a href="/lost">Mot de passe oublié${NNBSP}?</a>`)
   t.match(String(defaultViews.login({}, fr).body), 'Connectez-vous avec votre adresse e-mail de l’école pour ouvrir les ressources réservées aux membres.')
 
   const lockedUntil = new Date(Date.UTC(2026, 10, 22, 9, 5, 30))
@@ -190,7 +190,7 @@ t.test('a host route without a title is "this page" in the page\'s language', as
 t.test('the password reset pages in French', async (t) => {
   const fr = contextIn('fr', { signIn: true })
   const ask = defaultViews.lostPassword({ loginUrl: '/l', action: '/lost', error: 'given as it is' }, fr)
-  t.equal(ask.title, 'Mot de passe oublié ?')
+  t.equal(ask.title, `Mot de passe oublié${NNBSP}?`)
   t.match(String(ask.body), '<p>Indiquez l’adresse e-mail avec laquelle vous vous connectez')
   t.match(String(ask.body), '<p class="error" role="alert" id="lost-password-error">given as it is</p>', 'the route\'s message is shown as given')
   t.match(String(ask.body), '<button type="submit">M’envoyer un lien</button>')
