@@ -121,12 +121,12 @@ t.test('the 500 and 503 in German from Accept-Language; the host\'s locale funct
   t.equal(down.statusCode, 503)
   t.match(down.body, /^<!doctype html><html lang="de" dir="ltr">/)
   t.match(down.body, '<h1>Vorübergehend nicht verfügbar</h1>')
-  t.match(down.body, 'Dieser Teil der Website ist kurz nicht verfügbar.')
+  t.match(down.body, 'Dieser Teil der Website ist vorübergehend nicht verfügbar.')
   t.equal(down.headers['content-language'], 'de')
   t.ok(varies(down.headers.vary).includes('accept-language'))
   t.equal(down.headers['content-length'], String(Buffer.byteLength(down.body)), 'the length of the translated page')
   const downJson = await app.inject({ url: '/schools/resources/', headers: { cookie, accept: 'application/json', 'accept-language': 'de' } })
-  t.match(downJson.json(), { statusCode: 503, code: 'FST_SR_STORE_UNAVAILABLE', error: 'Service Unavailable', message: 'Dieser Teil der Website ist kurz nicht verfügbar. Bitte versuchen Sie es gleich noch einmal.' })
+  t.match(downJson.json(), { statusCode: 503, code: 'FST_SR_STORE_UNAVAILABLE', error: 'Service Unavailable', message: 'Dieser Teil der Website ist vorübergehend nicht verfügbar. Bitte versuchen Sie es gleich noch einmal.' })
   t.equal(calls, 0, 'the locale function was not called for the 500 or the 503')
 
   // Without Accept-Language: the default locale, still not the function's.
