@@ -64,7 +64,7 @@ t.test('a refused sign-in in French: the page, its language said, the same statu
 t.test('a timeout\'s notice in Welsh and German, its duration said in the language', async (t) => {
   const { app } = await build(t)
   const welsh = await app.inject({ url: '/Security/login', headers: { cookie: 'sr_notice=idle', 'accept-language': 'cy' } })
-  t.match(welsh.body, /role="status">Cawsoch eich allgofnodi ar ôl 60 munud heb weithgarwch\. Mewngofnodwch eto i barhau\.</)
+  t.match(welsh.body, /role="status">Cawsoch chi eich allgofnodi ar ôl 60 munud heb weithgarwch\. Mewngofnodwch eto i barhau\.</)
   const german = await app.inject({ url: '/Security/login', headers: { cookie: 'sr_notice=absolute', 'accept-language': 'de' } })
   t.match(german.body, /role="status">Sie wurden 12 Stunden nach der Anmeldung abgemeldet\./)
 })
@@ -83,7 +83,7 @@ t.test('a JSON refusal in French: the same code, status and error, the message t
   // The section's 404 as JSON keeps its own shape (no code).
   const missing = await app.inject({ url: '/schools/resources/nope', headers: { ...json, 'accept-language': 'cy' } })
   t.equal(missing.statusCode, 404)
-  t.same(missing.json(), { statusCode: 404, error: 'Not Found', message: 'Nid oes tudalen yn y cyfeiriad hwn yn adran yr adnoddau.' })
+  t.same(missing.json(), { statusCode: 404, error: 'Not Found', message: 'Does dim tudalen yn y cyfeiriad hwn yn yr adran adnoddau.' })
   t.equal(missing.headers['content-language'], 'cy')
   t.same(varies(missing.headers.vary), ['accept', 'accept-language'])
 })

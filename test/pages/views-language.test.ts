@@ -141,7 +141,7 @@ t.test('the login page in French, with the lockout time in the app\'s time zone'
   // (08:00 UTC in July is 09:00 there; Welsh names the zone by its offset).
   const london = new PageLanguages(new Translations({ defaultLocale: 'en', messages: {}, timeZone: 'Europe/London' })).of('cy')
   const ctx = { ...london, siteName: 'S', member: undefined, signIn: true, paths }
-  t.match(String(defaultViews.login({ lockedUntil: new Date(Date.UTC(2026, 6, 1, 8, 0)) }, ctx).body), 'Rhowch gynnig arall ar ôl 09:00 GMT+1.')
+  t.match(String(defaultViews.login({ lockedUntil: new Date(Date.UTC(2026, 6, 1, 8, 0)) }, ctx).body), 'Rhowch gynnig arall arni ar ôl 09:00 GMT+1.')
 
   const member = defaultViews.login({}, contextIn('fr', { member: { id: 1, name: 'Zoë <Z>' } }))
   t.match(String(member.body), '<p>Vous êtes connecté en tant que <strong>Zoë &lt;Z&gt;</strong>.</p>\n<p><a href="/i/">Continuer</a></p>')
