@@ -64,7 +64,7 @@ t.test('a refused sign-in in French: the page, its language said, the same statu
 t.test('a timeout\'s notice in Welsh and German, its duration said in the language', async (t) => {
   const { app } = await build(t)
   const welsh = await app.inject({ url: '/Security/login', headers: { cookie: 'sr_notice=idle', 'accept-language': 'cy' } })
-  t.match(welsh.body, /role="status">Cawsoch eich allgofnodi ar ôl 60 munud heb weithgarwch\. Mewngofnodwch eto i barhau\.</)
+  t.match(welsh.body, /role="status">Cawsoch chi eich allgofnodi ar ôl 60 munud heb weithgarwch\. Mewngofnodwch eto i barhau\.</)
   const german = await app.inject({ url: '/Security/login', headers: { cookie: 'sr_notice=absolute', 'accept-language': 'de' } })
   t.match(german.body, /role="status">Sie wurden 12 Stunden nach der Anmeldung abgemeldet\./)
 })
@@ -83,7 +83,7 @@ t.test('a JSON refusal in French: the same code, status and error, the message t
   // The section's 404 as JSON keeps its own shape (no code).
   const missing = await app.inject({ url: '/schools/resources/nope', headers: { ...json, 'accept-language': 'cy' } })
   t.equal(missing.statusCode, 404)
-  t.same(missing.json(), { statusCode: 404, error: 'Not Found', message: 'Nid oes tudalen yn y cyfeiriad hwn yn adran yr adnoddau.' })
+  t.same(missing.json(), { statusCode: 404, error: 'Not Found', message: 'Does dim tudalen yn y cyfeiriad hwn yn yr adran adnoddau.' })
   t.equal(missing.headers['content-language'], 'cy')
   t.same(varies(missing.headers.vary), ['accept', 'accept-language'])
 })
@@ -121,12 +121,12 @@ t.test('the 500 and 503 in German from Accept-Language; the host\'s locale funct
   t.equal(down.statusCode, 503)
   t.match(down.body, /^<!doctype html><html lang="de" dir="ltr">/)
   t.match(down.body, '<h1>Vorübergehend nicht verfügbar</h1>')
-  t.match(down.body, 'Dieser Teil der Website ist kurz nicht verfügbar.')
+  t.match(down.body, 'Dieser Teil der Website ist vorübergehend nicht verfügbar.')
   t.equal(down.headers['content-language'], 'de')
   t.ok(varies(down.headers.vary).includes('accept-language'))
   t.equal(down.headers['content-length'], String(Buffer.byteLength(down.body)), 'the length of the translated page')
   const downJson = await app.inject({ url: '/schools/resources/', headers: { cookie, accept: 'application/json', 'accept-language': 'de' } })
-  t.match(downJson.json(), { statusCode: 503, code: 'FST_SR_STORE_UNAVAILABLE', error: 'Service Unavailable', message: 'Dieser Teil der Website ist kurz nicht verfügbar. Bitte versuchen Sie es gleich noch einmal.' })
+  t.match(downJson.json(), { statusCode: 503, code: 'FST_SR_STORE_UNAVAILABLE', error: 'Service Unavailable', message: 'Dieser Teil der Website ist vorübergehend nicht verfügbar. Bitte versuchen Sie es gleich noch einmal.' })
   t.equal(calls, 0, 'the locale function was not called for the 500 or the 503')
 
   // Without Accept-Language: the default locale, still not the function's.

@@ -349,7 +349,7 @@ t.test('the reset pages\' errors in the browser\'s language', async (t) => {
     payload: new URLSearchParams({ _csrf: formToken(form.body), email: ' ' }).toString()
   })
   t.equal(empty.statusCode, 400)
-  t.match(empty.body, 'Rhowch y cyfeiriad e-bost rydych yn mewngofnodi ag ef.')
+  t.match(empty.body, 'Rhowch y cyfeiriad e-bost rydych chi’n mewngofnodi ag ef.')
 })
 
 t.test('setPassword failing keeps the link; passwordReset.signIn false ends on the login page; no lockout to clear', async (t) => {

@@ -215,5 +215,5 @@ t.test('a notice\'s duration in words', async (t) => {
   t.equal(spoken(1000), '1 second')
   t.equal(spoken(MINUTE, pageLanguage('fr')), '1 minute', 'French: one')
   t.equal(spoken(2 * 60 * MINUTE, pageLanguage('de')), '2 Stunden', 'German: other')
-  t.equal(spoken(2 * MINUTE, pageLanguage('cy')), '2 funud', 'Welsh: two')
+  t.equal(spoken(2 * MINUTE, pageLanguage('cy')), 'dwy funud', 'Welsh: two, in words (munud is feminine)')
 })
