@@ -47,7 +47,9 @@ export function benchServers ({ root, breakdown = true, extras = [] }) {
     // The least a Fastify app on @fastify/session can spend on the same signed-in answer: the reference
     // sending that page and its headers as constants (bench/servers/floor.mjs). Signed in only.
     { name: 'floor', label: 'the floor: the reference sending our page and headers as constants', file: 'floor.mjs', page: OUR_PAGE, sessions: true, cookieAware: true, scenarios: ['signed-in'] },
-    ours
+    ours,
+    // The example as it ships, with its language switch (a host layout: no category page cache). Signed in only.
+    { ...ours, name: 'ours-language-switch', label: 'ours with the example\'s language switch', env: { ...ours.env, OURS_LANGUAGE_SWITCH: '1' }, scenarios: ['signed-in'] }
   ]
   if (breakdown) {
     // Measured on the signed-in route only: the breakdown is of a member's page view.

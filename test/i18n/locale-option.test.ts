@@ -68,6 +68,11 @@ t.test('a locale function, sync or async, decides per request; undefined leaves 
     t.match(String(chosen.headers.vary), /\bAccept-Language\b/i, `${name}: a function may leave it to the header`)
     t.equal(langOf((await app.inject({ url: LOGIN, headers: { 'accept-language': 'de' } })).body), 'de', `${name}: undefined → Accept-Language`)
     t.equal(langOf((await app.inject(LOGIN)).body), 'en', `${name}: then the default`)
+    // A member's category page (the cached one) follows the function too, in parallel with other languages.
+    const cookie = await signIn(app)
+    const maths = '/schools/resources/resources/maths/'
+    const pages = await Promise.all(['fr', 'de', 'fr', 'es'].map((lang) => app.inject({ url: `${maths}?lang=${lang}`, headers: { cookie } })))
+    t.same(pages.map((res) => [res.statusCode, langOf(res.body), res.headers['content-language']]), [[200, 'fr', 'fr'], [200, 'de', 'de'], [200, 'fr', 'fr'], [200, 'es', 'es']], `${name}: each category page in its own language`)
   }
 })
 
