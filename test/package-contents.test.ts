@@ -16,8 +16,10 @@ const packed: Set<string> = new Set(pack.files.map((f) => f.path))
 
 // The budget of issue #22: a site pays for what runs, not for the repository's extras. Raised from
 // 250,000 for "Keep me signed in" (issue #38, about 10 KB packed) and "Forgotten your password?" (issue
-// #39, about 15 KB packed): their modules, types and docs, code every site with them on runs.
-const MAX_PACKED_BYTES = 285_000
+// #39, about 15 KB packed): their modules, types and docs, code every site with them on runs. Raised
+// again for the pages' languages (issue #40, about 31 KB packed): the five catalogues (about 3.3 KB each
+// compressed), the i18n modules and docs/languages.md with its table of every key (6 KB).
+const MAX_PACKED_BYTES = 315_000
 
 t.test('the tarball holds the library, its types, and the user docs: nothing else', async (t) => {
   // No source maps: they would point at lib/*.ts, which is not shipped (docs/package.md).

@@ -16,7 +16,8 @@ function sections (): Map<string, string> {
   let section = 'Messages'
   for (const line of source.split('\n')) {
     const heading = /^\s*\/\/ --- (.+?) ---\s*$/.exec(line)
-    if (heading !== null) section = heading[1]
+    // The heading without its source files in brackets: the doc is shipped, the sources are not.
+    if (heading !== null) section = heading[1].replace(/\s*\([^)]*\)$/, '')
     const key = /^\s*'([^']+)':/.exec(line)
     if (key !== null) of.set(key[1], section)
   }
@@ -36,7 +37,7 @@ export function keyTable (): string {
     const section = of.get(key) ?? 'Messages'
     bySection.set(section, [...(bySection.get(section) ?? []), key])
   }
-  const lines = [TABLE_START, '<!-- Made from lib/i18n/locales/en.ts: KEY_TABLE=write npx tap --disable-coverage test/i18n/languages-doc.test.ts -->']
+  const lines = [TABLE_START, '<!-- Made from the English catalogue by the test suite; not edited by hand. -->']
   for (const [section, keys] of bySection) {
     lines.push('', `#### ${section}`, '', '| Key | English |', '| --- | --- |')
     for (const key of keys) lines.push(`| \`${key}\` | ${cell(en[key as keyof typeof en])} |`)

@@ -136,7 +136,7 @@ const en = {
   'unavailable.signedOut.message': 'You are signed out on this browser. Part of the site is briefly unavailable, so the sign-out may not have reached every server yet: on a shared computer, also close the browser.',
   'unavailable.othersKept.title': 'Signed out on this browser only',
   'unavailable.othersKept.message': 'You are signed out on this browser, but your other devices were not signed out: part of the site is briefly unavailable. In a few minutes, sign in again and choose "Sign out on all devices" once more.'
-} as const
+}
 
 export default en
 
