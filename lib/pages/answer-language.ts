@@ -49,15 +49,16 @@ export class AnswerLanguage {
    * The message `said` in the locale of `reply`'s request, as its page would be (the host's `locale`
    * option, else Accept-Language); the answer says its language (and varies with the header).
    */
-  async say (reply: FastifyReply, said: Said): Promise<string> {
+  async say (reply: FastifyReply, said: Said | Composed): Promise<string> {
     const locale = await this.#locales.of(reply.request)
     reply.header('content-language', locale)
     if (this.#locales.negotiated) addVary(reply, 'Accept-Language')
-    return this.text(locale, said)
+    // A message made of messages finds them all in the one locale (the host's function asked once).
+    return typeof said === 'function' ? said({ t: (key, values) => this.text(locale, { key, values }) }) : this.text(locale, said)
   }
 
   /** A JSON error of Fastify's shape, `{ statusCode, code, error, message }`, its `message` in the request's locale. */
-  async sendJsonError (reply: FastifyReply, statusCode: number, code: string, said: Said): Promise<FastifyReply> {
+  async sendJsonError (reply: FastifyReply, statusCode: number, code: string, said: Said | Composed): Promise<FastifyReply> {
     const message = await this.say(reply, said)
     return reply.code(statusCode).send({ statusCode, code, error: STATUS_CODES[statusCode], message })
   }
