@@ -39,7 +39,7 @@ export class Translations {
     for (const [tag, messages] of Object.entries(opts.messages)) {
       const canonical = canonicalTag(tag, `messages.${tag}`)
       const into = this.#catalogues.get(canonical) ?? {}
-      if (messages === null || typeof messages !== 'object' || Array.isArray(messages)) invalidOption(`messages.${tag}`, 'must be an object of messages by key (docs/languages.md)')
+      if (!isPlainObject(messages)) invalidOption(`messages.${tag}`, 'must be an object of messages by key (docs/languages.md)')
       for (const [key, message] of Object.entries(messages)) into[key] = checkedMessage(canonical, key, message, `messages.${tag}.${key}`)
       this.#catalogues.set(canonical, into)
     }
@@ -110,6 +110,16 @@ export function canonicalTag (tag: unknown, name: string): string {
     } catch {}
   }
   return invalidOption(name, 'must be a BCP 47 language tag, such as "fr" or "cy-GB"')
+}
+
+/**
+ * An object literal (or one without a prototype): what `messages` and each of its locales must be. A Map,
+ * an array or a class instance has no own entries to read, and its messages would be dropped unsaid.
+ */
+export function isPlainObject (value: unknown): value is Record<string, unknown> {
+  if (value === null || typeof value !== 'object') return false
+  const proto: unknown = Object.getPrototypeOf(value)
+  return proto === Object.prototype || proto === null
 }
 
 /** The language of a tag: `fr-CA` → `fr`. */

@@ -89,7 +89,10 @@ t.test('a message, a tag or an option the section cannot use fails start-up nami
     ['a locale that is not an object', { fr: 'Se connecter' }, /"messages\.fr": must be an object/],
     ['a locale that is an array', { fr: ['Se connecter'] }, /"messages\.fr": must be an object/],
     ['messages not an object', 'fr', /"messages": must be an object/],
-    ['messages null', null, /"messages": must be an object/]
+    ['messages null', null, /"messages": must be an object/],
+    // A Map has no own entries to read: its messages would be dropped without a word.
+    ['messages a Map', new Map([['fr', { 'nav.signIn': 'Entrer' }]]), /"messages": must be an object/],
+    ['a locale that is a Map', { fr: new Map([['nav.signIn', 'Entrer']]) }, /"messages\.fr": must be an object/]
   ]
   for (const [name, messages, message] of cases) {
     await t.rejects(buildTestApp({ plugin: { messages: messages as Record<string, Record<string, string>> } }), { code: 'FST_SR_INVALID_OPTION', message }, name)
@@ -97,6 +100,11 @@ t.test('a message, a tag or an option the section cannot use fails start-up nami
   for (const [defaultLocale, message] of [['ja', /"defaultLocale": must be a locale the section has \(en, cy, de, es, fr\)/], ['fr-CA', /"defaultLocale": must be a locale/], ['no tag', /"defaultLocale": must be a BCP 47/], [7, /"defaultLocale": must be a BCP 47/]] as const) {
     await t.rejects(buildTestApp({ plugin: { defaultLocale: defaultLocale as string } }), { code: 'FST_SR_INVALID_OPTION', message }, String(defaultLocale))
   }
+  // Objects without a prototype are plain objects too.
+  const bare = Object.assign(Object.create(null) as Record<string, Record<string, string>>, { mi: Object.assign(Object.create(null) as Record<string, string>, { 'nav.signIn': 'Takiuru' }) })
+  const { app: plain } = await buildTestApp({ plugin: { defaultLocale: 'mi', messages: bare } })
+  t.teardown(() => plain.close())
+  t.match((await plain.inject('/Security/login')).body, 'Takiuru')
   const { app } = await buildTestApp({ plugin: { defaultLocale: 'mi', messages: { mi: { 'nav.signIn': 'Takiuru' } } } })
   t.teardown(() => app.close())
   t.equal(langOf((await app.inject({ url: LOGIN, headers: { 'accept-language': 'ja' } })).body), 'mi', 'a default locale given in messages')
