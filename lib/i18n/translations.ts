@@ -63,6 +63,9 @@ export class Translations {
     const id = `${locale}\u0000${key}`
     let message = this.#compiled.get(id)
     if (message === undefined) {
+      // A key of no catalogue (a host view's typo) shows as itself, said once: a page, not a 500 on every
+      // request. Not kept, as a host may make keys from anything.
+      if (!Object.hasOwn(shippedCatalogues.en, key)) return this.#unknown(key)
       message = this.#compile(locale, key)
       this.#compiled.set(id, message)
     }
@@ -70,6 +73,15 @@ export class Translations {
     // A tag the caller gave no function for keeps its content as plain text (a page title has no markup).
     const all: Record<string, MessageValue> = { ...message.plainTags, ...values }
     return message.format.format(all as Record<string, never>) as string | unknown[]
+  }
+
+  #unknown (key: string): string {
+    if (this.#log !== undefined) {
+      warnHostMistakeOnce(this.#log, `messages:unknown:${key}`, { code: 'FST_SR_MISSING_MESSAGE', key },
+        `fastify-schools-resources: a view asked for the message "${key}", which no catalogue has, so the page shows the key. ` +
+        'Use a key docs/languages.md lists (a view\'s own words can be written in the view).')
+    }
+    return String(key)
   }
 
   #compile (locale: string, key: MessageKey): Compiled | string {

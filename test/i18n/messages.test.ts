@@ -136,3 +136,21 @@ t.test('timeZone: a {time, time, short} message is shown in the zone', async (t)
   t.match(auckland.format('en', key, { time: at }), /^Until 10:05 PM GMT\+13$/, 'New Zealand summer time')
   t.match(auckland.format('fr', key, { time: at }), /^Jusqu’à 22:05 UTC\+13$/, 'in the locale\'s own words')
 })
+
+t.test('a view asking for a key no catalogue has: the key shown, said once, no 500', async (t) => {
+  const log = capturedLog()
+  const views = { login: (_data: unknown, ctx: { t: (key: string) => string }) => ({ title: ctx.t('login.titel'), body: `<p>${ctx.t('toString')}</p>` }) }
+  const { app } = await buildTestApp({ plugin: { views: views as never }, fastify: { logger: log.logger } })
+  t.teardown(() => app.close())
+  for (const language of ['en', 'fr', 'en']) {
+    const res = await app.inject({ url: LOGIN, headers: { 'accept-language': language } })
+    t.equal(res.statusCode, 200, language)
+    t.match(res.body, /<title>login\.titel \| /)
+    t.match(res.body, '<p>toString</p>', 'a key of Object.prototype is no message either')
+  }
+  const said = log.lines.filter((line) => line.code === 'FST_SR_MISSING_MESSAGE')
+  t.same(said.map((line) => line.key), ['login.titel', 'toString'], 'once per key, whatever the locale')
+  t.match(said[0].msg, /a view asked for the message "login\.titel", which no catalogue has, so the page shows the key\. Use a key docs\/languages\.md lists/)
+  // Without a log (a Translations of its own): the key all the same.
+  t.equal(new Translations({ defaultLocale: 'en', messages: {}, timeZone: 'UTC' }).format('en', 'nope' as never), 'nope')
+})
