@@ -11,7 +11,7 @@ import { resolveStylesheet, type ResolvedStylesheet } from './pages/stylesheet.j
 import { resolveOpenApi, type OpenApi } from './pages/openapi.js'
 import { parseMembersOnlyOutsideSection, type MembersOnlyOutsideSection } from './access/members-only.js'
 import type { Views } from './pages/views.js'
-import { Translations, type HostMessages } from './i18n/translations.js'
+import { isPlainObject, Translations, type HostMessages } from './i18n/translations.js'
 import { RequestLocales, type LocaleOption } from './i18n/request-locale.js'
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from './pages/pagination.js'
 import type { FindMember, FindMemberCacheSettings } from './session/find-member.js'
@@ -639,7 +639,7 @@ function resolveAuditKey (value: unknown): string | undefined {
 /** Option `messages`: an object of locales, each an object of messages (checked key by key in Translations). */
 function hostMessages (messages: unknown): HostMessages {
   if (messages === undefined) return {}
-  if (messages === null || typeof messages !== 'object' || Array.isArray(messages)) invalidOption('messages', 'must be an object of locales, each an object of messages by key (docs/languages.md)')
+  if (!isPlainObject(messages)) invalidOption('messages', 'must be an object of locales, each an object of messages by key (docs/languages.md)')
   return messages as HostMessages
 }
 

@@ -78,8 +78,7 @@ async function answerForbidden (request: FastifyRequest, reply: FastifyReply, de
   reply.code(403).header('cache-control', 'private, no-store').header('vary', 'Accept')
   if (wantsJson(request)) {
     // A route without a title of its own is "this page" in the answer's language, as on the page.
-    const page = given ?? await deps.answers.say(reply, { key: 'forbidden.thisPage' })
-    return deps.answers.sendJsonError(reply, 403, FORBIDDEN, { key: 'error.FST_SR_FORBIDDEN', values: { page } })
+    return deps.answers.sendJsonError(reply, 403, FORBIDDEN, (language) => language.t('error.FST_SR_FORBIDDEN', { page: given ?? language.t('forbidden.thisPage') }))
   }
   const { pages } = deps
   const ctx = await pages.context(member, reply)

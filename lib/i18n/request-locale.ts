@@ -49,9 +49,17 @@ export class RequestLocales {
     return this.#checked(request, chosen)
   }
 
-  /** The locale from `Accept-Language` alone, as the 500 and 503 pages use it. */
+  /** The locale from `Accept-Language` alone. */
   fromHeader (request: FastifyRequest): string {
     return this.#negotiator.negotiate(request.headers['accept-language'])
+  }
+
+  /**
+   * The locale of a 500 or 503 page: a fixed `locale`, else `Accept-Language`; never the host's function,
+   * which may be what failed (or need the store that is down).
+   */
+  ofErrorPage (request: FastifyRequest): string {
+    return this.#fixed ?? this.fromHeader(request)
   }
 
   #checked (request: FastifyRequest, tag: unknown): string {

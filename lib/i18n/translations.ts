@@ -39,7 +39,7 @@ export class Translations {
     for (const [tag, messages] of Object.entries(opts.messages)) {
       const canonical = canonicalTag(tag, `messages.${tag}`)
       const into = this.#catalogues.get(canonical) ?? {}
-      if (messages === null || typeof messages !== 'object' || Array.isArray(messages)) invalidOption(`messages.${tag}`, 'must be an object of messages by key (docs/languages.md)')
+      if (!isPlainObject(messages)) invalidOption(`messages.${tag}`, 'must be an object of messages by key (docs/languages.md)')
       for (const [key, message] of Object.entries(messages)) into[key] = checkedMessage(canonical, key, message, `messages.${tag}.${key}`)
       this.#catalogues.set(canonical, into)
     }
@@ -63,6 +63,9 @@ export class Translations {
     const id = `${locale}\u0000${key}`
     let message = this.#compiled.get(id)
     if (message === undefined) {
+      // A key of no catalogue (a host view's typo) shows as itself, said once: a page, not a 500 on every
+      // request. Not kept, as a host may make keys from anything.
+      if (!Object.hasOwn(shippedCatalogues.en, key)) return this.#unknown(key)
       message = this.#compile(locale, key)
       this.#compiled.set(id, message)
     }
@@ -70,6 +73,15 @@ export class Translations {
     // A tag the caller gave no function for keeps its content as plain text (a page title has no markup).
     const all: Record<string, MessageValue> = { ...message.plainTags, ...values }
     return message.format.format(all as Record<string, never>) as string | unknown[]
+  }
+
+  #unknown (key: string): string {
+    if (this.#log !== undefined) {
+      warnHostMistakeOnce(this.#log, `messages:unknown:${key}`, { code: 'FST_SR_MISSING_MESSAGE', key },
+        `fastify-schools-resources: a view asked for the message "${key}", which no catalogue has, so the page shows the key. ` +
+        'Use a key docs/languages.md lists (a view\'s own words can be written in the view).')
+    }
+    return String(key)
   }
 
   #compile (locale: string, key: MessageKey): Compiled | string {
@@ -110,6 +122,16 @@ export function canonicalTag (tag: unknown, name: string): string {
     } catch {}
   }
   return invalidOption(name, 'must be a BCP 47 language tag, such as "fr" or "cy-GB"')
+}
+
+/**
+ * An object literal (or one without a prototype): what `messages` and each of its locales must be. A Map,
+ * an array or a class instance has no own entries to read, and its messages would be dropped unsaid.
+ */
+export function isPlainObject (value: unknown): value is Record<string, unknown> {
+  if (value === null || typeof value !== 'object') return false
+  const proto: unknown = Object.getPrototypeOf(value)
+  return proto === Object.prototype || proto === null
 }
 
 /** The language of a tag: `fr-CA` → `fr`. */

@@ -30,45 +30,46 @@ export function sayIn (language: Pick<PageLanguage, 't'>, said: Saying): string 
   return language.t(said.key, said.values)
 }
 
-/** The language of a 500 or 503 page: what `<html lang dir>` says, and its messages. */
-export type ErrorPageLanguage = Pick<PageLanguage, 'locale' | 'dir' | 't'>
+/**
+ * The language of a 500 or 503 page: what `<html lang dir>` says, its messages, and whether it varies
+ * with `Accept-Language` (not with a fixed `locale`).
+ */
+export type ErrorPageLanguage = Pick<PageLanguage, 'locale' | 'dir' | 't'> & { negotiated: boolean }
 
 export class AnswerLanguage {
   readonly #translations: Translations
   readonly #locales: RequestLocales
-  // The error pages' one locale where no section's languages are at hand (the shipped English).
-  readonly #errorLocale: string | undefined
 
-  constructor (translations: Translations, locales: RequestLocales, errorLocale?: string) {
+  constructor (translations: Translations, locales: RequestLocales) {
     this.#translations = translations
     this.#locales = locales
-    this.#errorLocale = errorLocale
   }
 
   /**
    * The message `said` in the locale of `reply`'s request, as its page would be (the host's `locale`
    * option, else Accept-Language); the answer says its language (and varies with the header).
    */
-  async say (reply: FastifyReply, said: Said): Promise<string> {
+  async say (reply: FastifyReply, said: Said | Composed): Promise<string> {
     const locale = await this.#locales.of(reply.request)
     reply.header('content-language', locale)
     if (this.#locales.negotiated) addVary(reply, 'Accept-Language')
-    return this.text(locale, said)
+    // A message made of messages finds them all in the one locale (the host's function asked once).
+    return typeof said === 'function' ? said({ t: (key, values) => this.text(locale, { key, values }) }) : this.text(locale, said)
   }
 
   /** A JSON error of Fastify's shape, `{ statusCode, code, error, message }`, its `message` in the request's locale. */
-  async sendJsonError (reply: FastifyReply, statusCode: number, code: string, said: Said): Promise<FastifyReply> {
+  async sendJsonError (reply: FastifyReply, statusCode: number, code: string, said: Said | Composed): Promise<FastifyReply> {
     const message = await this.say(reply, said)
     return reply.code(statusCode).send({ statusCode, code, error: STATUS_CODES[statusCode], message })
   }
 
   /**
-   * The language of a 500 or 503 page for `request`: Accept-Language alone, never the host's `locale`
-   * function, which may be what failed (or need the store that is down).
+   * The language of a 500 or 503 page for `request`: a fixed `locale`, else Accept-Language, never the
+   * host's `locale` function, which may be what failed (or need the store that is down).
    */
   errorPage (request: FastifyRequest): ErrorPageLanguage {
-    const locale = this.#errorLocale ?? this.#locales.fromHeader(request)
-    return { locale, dir: direction(locale), t: (key, values) => this.text(locale, { key, values }) }
+    const locale = this.#locales.ofErrorPage(request)
+    return { locale, dir: direction(locale), t: (key, values) => this.text(locale, { key, values }), negotiated: this.#locales.negotiated }
   }
 
   /** The message `said` in `locale`, one of the app's. */
@@ -84,7 +85,7 @@ let shipped: AnswerLanguage | undefined
 function shippedEnglish (): AnswerLanguage {
   if (shipped === undefined) {
     const translations = new Translations({ defaultLocale: 'en', messages: {}, timeZone: 'UTC' })
-    shipped = new AnswerLanguage(translations, new RequestLocales(translations, 'en'), 'en')
+    shipped = new AnswerLanguage(translations, new RequestLocales(translations, 'en'))
   }
   return shipped
 }

@@ -65,9 +65,9 @@ function sendServerError (error: unknown, request: FastifyRequest, reply: Fastif
   } catch {
     reply.headers(FALLBACK_HEADERS)
   }
-  // In the language Accept-Language asks for, never the host's locale function: it may be what failed.
-  const { locale, dir, t } = answerLanguageOf(request).errorPage(request)
-  reply.code(500).header('cache-control', 'no-store').header('vary', 'Accept, Accept-Language').header('content-language', locale)
+  // A fixed locale, else the one Accept-Language asks for; never the host's locale function: it may be what failed.
+  const { locale, dir, t, negotiated } = answerLanguageOf(request).errorPage(request)
+  reply.code(500).header('cache-control', 'no-store').header('vary', negotiated ? 'Accept, Accept-Language' : 'Accept').header('content-language', locale)
   if (isJsonClient(request)) return reply.send({ statusCode: 500, code, error: 'Internal Server Error', message: t('serverError.message') })
   const title = escapeHtml(t('serverError.title'))
   return reply.type('text/html; charset=utf-8').send(`<!doctype html><html lang="${locale}" dir="${dir}"><head><meta charset="utf-8">` +

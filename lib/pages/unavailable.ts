@@ -68,15 +68,15 @@ function sendStoreUnavailable (error: FastifyError | Error, request: FastifyRequ
   logOutage(request, error)
   const json = wantsJson(request)
   const signedOut = expireCookie !== undefined
-  // In the language Accept-Language asks for, never the host's locale function, which may need the store.
-  const { locale, dir, t } = answerLanguageOf(request).errorPage(request)
+  // A fixed locale, else the one Accept-Language asks for; never the host's locale function, which may need the store.
+  const { locale, dir, t, negotiated } = answerLanguageOf(request).errorPage(request)
   const [title, message] = WORDS[answer].map((key) => t(key))
   const body = json
     ? JSON.stringify({ statusCode: 503, code: 'FST_SR_STORE_UNAVAILABLE', error: 'Service Unavailable', message, ...(signedOut ? { signedOut } : {}), ...(answer === 'others-kept' ? { signedOutEverywhere: false } : {}) })
     : `<!doctype html><html lang="${locale}" dir="${dir}"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title></head>` +
       `<body><main><h1>${escapeHtml(title)}</h1><p>${escapeHtml(message)}</p></main></body></html>`
   reply.header('content-language', locale)
-  addVary(reply, 'Accept-Language')
+  if (negotiated) addVary(reply, 'Accept-Language')
   const headers: OutgoingHttpHeaders = {}
   for (const [name, value] of Object.entries(reply.getHeaders())) {
     if (value !== undefined && name !== 'location' && name !== 'set-cookie') headers[name] = value

@@ -470,3 +470,16 @@ t.test('an onRoute hook added after the section that replaces preHandler cannot 
   }
   t.equal(served, 0, 'the handler never ran')
 })
+
+t.test('a 403 in JSON for a route without a title asks the host\'s locale function once', async (t) => {
+  let calls = 0
+  const locale = async () => { calls++; return 'fr' }
+  const { app } = await build(t, { before: earlier, plugin: { locale } })
+  const parent = await signInAs(app, 'parent@example.org')
+  calls = 0
+  const json = await app.inject({ url: '/early-child', headers: { cookie: parent.cookie, accept: 'application/json' } })
+  t.equal(json.statusCode, 403)
+  t.same(json.json(), { statusCode: 403, code: 'FST_SR_FORBIDDEN', error: 'Forbidden', message: 'Vous n’avez pas accès à cette page.' })
+  t.equal(json.headers['content-language'], 'fr')
+  t.equal(calls, 1, 'one answer, one language')
+})

@@ -89,7 +89,10 @@ t.test('a message, a tag or an option the section cannot use fails start-up nami
     ['a locale that is not an object', { fr: 'Se connecter' }, /"messages\.fr": must be an object/],
     ['a locale that is an array', { fr: ['Se connecter'] }, /"messages\.fr": must be an object/],
     ['messages not an object', 'fr', /"messages": must be an object/],
-    ['messages null', null, /"messages": must be an object/]
+    ['messages null', null, /"messages": must be an object/],
+    // A Map has no own entries to read: its messages would be dropped without a word.
+    ['messages a Map', new Map([['fr', { 'nav.signIn': 'Entrer' }]]), /"messages": must be an object/],
+    ['a locale that is a Map', { fr: new Map([['nav.signIn', 'Entrer']]) }, /"messages\.fr": must be an object/]
   ]
   for (const [name, messages, message] of cases) {
     await t.rejects(buildTestApp({ plugin: { messages: messages as Record<string, Record<string, string>> } }), { code: 'FST_SR_INVALID_OPTION', message }, name)
@@ -97,6 +100,11 @@ t.test('a message, a tag or an option the section cannot use fails start-up nami
   for (const [defaultLocale, message] of [['ja', /"defaultLocale": must be a locale the section has \(en, cy, de, es, fr\)/], ['fr-CA', /"defaultLocale": must be a locale/], ['no tag', /"defaultLocale": must be a BCP 47/], [7, /"defaultLocale": must be a BCP 47/]] as const) {
     await t.rejects(buildTestApp({ plugin: { defaultLocale: defaultLocale as string } }), { code: 'FST_SR_INVALID_OPTION', message }, String(defaultLocale))
   }
+  // Objects without a prototype are plain objects too.
+  const bare = Object.assign(Object.create(null) as Record<string, Record<string, string>>, { mi: Object.assign(Object.create(null) as Record<string, string>, { 'nav.signIn': 'Takiuru' }) })
+  const { app: plain } = await buildTestApp({ plugin: { defaultLocale: 'mi', messages: bare } })
+  t.teardown(() => plain.close())
+  t.match((await plain.inject('/Security/login')).body, 'Takiuru')
   const { app } = await buildTestApp({ plugin: { defaultLocale: 'mi', messages: { mi: { 'nav.signIn': 'Takiuru' } } } })
   t.teardown(() => app.close())
   t.equal(langOf((await app.inject({ url: LOGIN, headers: { 'accept-language': 'ja' } })).body), 'mi', 'a default locale given in messages')
@@ -127,4 +135,22 @@ t.test('timeZone: a {time, time, short} message is shown in the zone', async (t)
   t.equal(utc.format('en', key, { time: at }), 'Until 09:05 AM UTC')
   t.match(auckland.format('en', key, { time: at }), /^Until 10:05 PM GMT\+13$/, 'New Zealand summer time')
   t.match(auckland.format('fr', key, { time: at }), /^Jusqu’à 22:05 UTC\+13$/, 'in the locale\'s own words')
+})
+
+t.test('a view asking for a key no catalogue has: the key shown, said once, no 500', async (t) => {
+  const log = capturedLog()
+  const views = { login: (_data: unknown, ctx: { t: (key: string) => string }) => ({ title: ctx.t('login.titel'), body: `<p>${ctx.t('toString')}</p>` }) }
+  const { app } = await buildTestApp({ plugin: { views: views as never }, fastify: { logger: log.logger } })
+  t.teardown(() => app.close())
+  for (const language of ['en', 'fr', 'en']) {
+    const res = await app.inject({ url: LOGIN, headers: { 'accept-language': language } })
+    t.equal(res.statusCode, 200, language)
+    t.match(res.body, /<title>login\.titel \| /)
+    t.match(res.body, '<p>toString</p>', 'a key of Object.prototype is no message either')
+  }
+  const said = log.lines.filter((line) => line.code === 'FST_SR_MISSING_MESSAGE')
+  t.same(said.map((line) => line.key), ['login.titel', 'toString'], 'once per key, whatever the locale')
+  t.match(said[0].msg, /a view asked for the message "login\.titel", which no catalogue has, so the page shows the key\. Use a key docs\/languages\.md lists/)
+  // Without a log (a Translations of its own): the key all the same.
+  t.equal(new Translations({ defaultLocale: 'en', messages: {}, timeZone: 'UTC' }).format('en', 'nope' as never), 'nope')
 })

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { LANGUAGE_ANSWERS_KEPT, LocaleNegotiator } from '../../lib/i18n/negotiate.js'
+import { LANGUAGE_ANSWERS_KEPT, LANGUAGE_HEADER_READ, LocaleNegotiator } from '../../lib/i18n/negotiate.js'
 
 const shipped = ['en', 'cy', 'de', 'es', 'fr']
 
@@ -40,6 +40,20 @@ t.test('answers are kept for a bounded number of headers, and stay right past th
   }
   t.equal(negotiator.negotiate('fr-CH'), 'fr', 'an answer pushed out is negotiated again')
   t.equal(negotiator.negotiate('fr-CH'), 'fr', 'and kept again')
+})
+
+t.test('a header past LANGUAGE_HEADER_READ characters is read up to its last whole tag there', async (t) => {
+  const negotiator = new LocaleNegotiator(shipped, 'en')
+  // Browsers send a few tags; a 16 KB header of thousands would cost a parse each time it changes.
+  const filler = Array.from({ length: 200 }, (_, i) => `x${i.toString(36)};q=0.9`).join(',')
+  t.ok(filler.length > LANGUAGE_HEADER_READ)
+  t.equal(negotiator.negotiate(`de, ${filler}`), 'de', 'the first tags are read')
+  t.equal(negotiator.negotiate(`${filler}, de`), 'en', 'one past the limit is not')
+  const edge = `${'x'.repeat(LANGUAGE_HEADER_READ - 3)},fr`
+  t.equal(edge.length, LANGUAGE_HEADER_READ)
+  t.equal(negotiator.negotiate(edge), 'fr', 'a header of exactly the limit is read whole')
+  t.equal(negotiator.negotiate(`${edge}-CA`), 'en', 'a tag cut by the limit is not read')
+  t.equal(negotiator.negotiate(`${'x'.repeat(LANGUAGE_HEADER_READ + 1)},fr,`), 'en', 'no whole tag within the limit: none read')
 })
 
 t.test('match: a tag given by the host, as one of the locales', async (t) => {

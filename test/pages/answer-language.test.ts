@@ -5,6 +5,7 @@ import { demoCatalog } from '../../examples/demo-catalog.js'
 import { AsyncStore } from '../helpers/async-store.js'
 import { buildTestApp, formToken, openLoginForm, postLogin, signIn, TEACHER, withCookies, type PluginOptions } from '../helpers/app.js'
 import fr from '../../lib/i18n/locales/fr.js'
+import cy from '../../lib/i18n/locales/cy.js'
 
 // Issue 40: what the routes say outside their views (a refused sign-in, a JSON answer's message, the 500
 // and 503 pages) is in the language of the answer; codes, statuses and the shape of JSON answers are not.
@@ -138,6 +139,25 @@ t.test('the 500 and 503 in German from Accept-Language; the host\'s locale funct
   t.ok(calls > 0, 'a page that renders does ask it (the count could fail)')
 })
 
+t.test('a fixed locale: the 500 and 503 are in it too, whatever Accept-Language asks, and do not vary with it', async (t) => {
+  const { app, store } = await build(t, { locale: 'cy' })
+  const cookie = await signIn(app)
+  const page = await app.inject({ url: '/schools/resources/resources/boom/', headers: { cookie, 'accept-language': 'en' } })
+  t.equal(page.statusCode, 500)
+  t.match(page.body, /^<!doctype html><html lang="cy" dir="ltr">/)
+  t.match(page.body, `<h1>${cy['serverError.title']}</h1>`)
+  t.equal(page.headers['content-language'], 'cy')
+  t.same(varies(page.headers.vary), ['accept'], 'the page is the same whatever the header')
+
+  store.down = true
+  const down = await app.inject({ url: '/schools/resources/', headers: { cookie, 'accept-language': 'en' } })
+  t.equal(down.statusCode, 503)
+  t.match(down.body, /^<!doctype html><html lang="cy" dir="ltr">/)
+  t.match(down.body, `<h1>${cy['unavailable.title']}</h1>`)
+  t.equal(down.headers['content-language'], 'cy')
+  t.notOk(varies(down.headers.vary).includes('accept-language'))
+})
+
 t.test('a sign-out during an outage says so in the browser\'s language', async (t) => {
   const { app, store } = await build(t)
   const cookie = await signIn(app)
@@ -160,6 +180,7 @@ t.test('storeErrorHandler outside any section: the shipped English, whatever the
   t.match(down.body, '<html lang="en" dir="ltr">')
   t.match(down.body, '<h1>Temporarily unavailable</h1>')
   t.equal(down.headers['content-language'], 'en')
+  t.notOk(varies(down.headers.vary).includes('accept-language'), 'always English: it does not vary with the header')
 })
 
 t.test('parallel requests in two languages each get their own', async (t) => {
