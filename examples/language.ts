@@ -1,6 +1,6 @@
 // The example's language switch (docs/languages.md): pages are in the language the browser asks for
-// (Accept-Language, the section's default), unless the visitor chose one with the links at the top of
-// every page. A choice is a `lang` cookie, set by GET /language?set=fr&back=<this page>, which then
+// (Accept-Language, the section's default), unless the visitor chose one with the links at the foot of
+// every page (after its content, so that a keyboard reaches the page first). A choice is a `lang` cookie, set by GET /language?set=fr&back=<this page>, which then
 // sends the visitor back to the page they were on (an address of this site only).
 import { AsyncLocalStorage } from 'node:async_hooks'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
@@ -58,7 +58,7 @@ export function languageSwitch (app: FastifyInstance, secure: boolean): { locale
 
   const layout: Views['layout'] = (page, ctx) => defaultViews.layout({
     ...page,
-    body: html`${languageNav(ctx)}${typeof page.body === 'string' ? unsafeRaw(page.body) : page.body}`
+    body: html`${typeof page.body === 'string' ? unsafeRaw(page.body) : page.body}${languageNav(ctx)}`
   }, ctx)
   return { locale, views: { layout } }
 }
