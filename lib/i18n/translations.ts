@@ -189,12 +189,22 @@ function datesOf (ast: Ast, into = new Set<string>()): Set<string> {
   return into
 }
 
-/**
- * Writing direction of a locale, from Intl's text info (`getTextInfo()` on newer engines, the `textInfo`
- * getter on older ones: both are read, whichever is there wins).
- */
+/** Writing direction of a locale, from Intl's text info. */
 export function direction (tag: string): 'ltr' | 'rtl' {
-  const locale = new Intl.Locale(tag) as Intl.Locale & { textInfo?: { direction?: string }, getTextInfo?: () => { direction?: string } }
+  return directionOf(new Intl.Locale(tag) as Intl.Locale & TextInfoSource)
+}
+
+/** What `Intl.Locale` offers of its text info, by engine: a `getTextInfo()` method, or a `textInfo` getter. */
+export interface TextInfoSource {
+  textInfo?: { direction?: string }
+  getTextInfo?: () => { direction?: string }
+}
+
+/**
+ * The direction a locale's text info gives: `getTextInfo()` on newer engines (Node 24 and later), the
+ * `textInfo` getter on older ones (Node 22); both are read, whichever is there wins.
+ */
+export function directionOf (locale: TextInfoSource): 'ltr' | 'rtl' {
   const info = Object.assign({}, locale.textInfo, locale.getTextInfo?.())
   return info.direction === 'rtl' ? 'rtl' : 'ltr'
 }

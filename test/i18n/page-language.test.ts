@@ -1,6 +1,6 @@
 import t from 'tap'
 import { html } from '../../lib/pages/html.js'
-import { direction, Translations } from '../../lib/i18n/translations.js'
+import { direction, directionOf, Translations } from '../../lib/i18n/translations.js'
 import { PageLanguages } from '../../lib/pages/page-language.js'
 import { pageLanguage } from '../helpers/page-language.js'
 
@@ -25,6 +25,14 @@ t.test('the page language of a locale is made once per app', async (t) => {
   const languages = new PageLanguages(new Translations({ defaultLocale: 'en', messages: {}, timeZone: 'UTC' }))
   t.equal(languages.of('de'), languages.of('de'))
   t.not(languages.of('de'), languages.of('es'))
+})
+
+t.test('direction: either engine\'s text info, whichever this Node has', async (t) => {
+  // Node 22 has the `textInfo` getter, Node 24 and later `getTextInfo()`: both shapes are read.
+  t.equal(directionOf({ getTextInfo: () => ({ direction: 'rtl' }) }), 'rtl', 'getTextInfo()')
+  t.equal(directionOf({ textInfo: { direction: 'rtl' } }), 'rtl', 'textInfo')
+  t.equal(directionOf({ getTextInfo: () => ({ direction: 'ltr' }) }), 'ltr')
+  t.equal(directionOf({}), 'ltr', 'neither: left to right')
 })
 
 t.test('direction: right-to-left scripts', async (t) => {
