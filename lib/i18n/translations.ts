@@ -166,7 +166,7 @@ function checkedMessage (tag: string, key: string, message: unknown, name: strin
 }
 
 /** The names of a message's placeholders (`{name}`) and tags (`<strong>`), at any depth. */
-function argumentsOf (ast: Ast, into = new Set<string>()): Set<string> {
+export function argumentsOf (ast: Ast, into = new Set<string>()): Set<string> {
   for (const element of ast) {
     if (element.type === 8) {
       into.add(`<${element.value}>`)

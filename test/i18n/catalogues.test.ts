@@ -3,22 +3,9 @@ import t from 'tap'
 import { IntlMessageFormat } from 'intl-messageformat'
 import { shippedCatalogues } from '../../lib/i18n/locales/index.js'
 import en from '../../lib/i18n/locales/en.js'
+import { argumentsOf } from '../../lib/i18n/translations.js'
 
 type Ast = ReturnType<IntlMessageFormat['getAst']>
-
-/** Placeholders (`{name}`) and tags (`<strong>`) of a message, at any depth. */
-function argumentsOf (ast: Ast, into = new Set<string>()): Set<string> {
-  for (const element of ast) {
-    if (element.type === 8) {
-      into.add(`<${element.value}>`)
-      argumentsOf(element.children, into)
-    } else if (element.type !== 0 && 'value' in element) {
-      into.add(`{${element.value}}`)
-    }
-    if ('options' in element) for (const option of Object.values(element.options)) argumentsOf((option as { value: Ast }).value, into)
-  }
-  return into
-}
 
 /** Each cardinal plural of a message (`{n, plural, ...}`, at any depth): its variable and its categories. */
 function pluralsOf (ast: Ast, into: Array<{ name: string, categories: string[] }> = []): Array<{ name: string, categories: string[] }> {
