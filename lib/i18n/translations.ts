@@ -94,7 +94,9 @@ export class Translations {
         `fastify-schools-resources: locale ${locale} has no message "${key}", so pages show the ${tag} one. ` +
         `Add it to messages["${locale}"] (docs/languages.md lists every key).`)
     }
-    const format = new IntlMessageFormat(source, tag, this.#formats)
+    // The locale's own or its language's message is formatted for the locale itself (en-GB's times, fr-CA's
+    // numbers); one from another language, in that language, whose plural forms it was written for.
+    const format = new IntlMessageFormat(source, own.includes(tag) ? locale : tag, this.#formats)
     const ast = format.getAst()
     // A message that is only text is kept as its text: nothing to format on each page.
     if (ast.length === 1 && ast[0].type === 0) return ast[0].value

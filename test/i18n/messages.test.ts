@@ -154,3 +154,10 @@ t.test('a view asking for a key no catalogue has: the key shown, said once, no 5
   // Without a log (a Translations of its own): the key all the same.
   t.equal(new Translations({ defaultLocale: 'en', messages: {}, timeZone: 'UTC' }).format('en', 'nope' as never), 'nope')
 })
+
+t.test('a region of a shipped language formats as the region: en-GB times, with English messages', async (t) => {
+  const translations = new Translations({ defaultLocale: 'en', messages: { 'en-GB': {} }, timeZone: 'Europe/London' })
+  const time = new Date('2026-07-01T16:05:00Z')
+  t.equal(translations.format('en-GB', 'login.lockedOut', { time }), 'Too many failed sign-in attempts. Try again after 17:05 BST.', 'en-GB: a 24-hour clock')
+  t.equal(translations.format('en', 'login.lockedOut', { time }), 'Too many failed sign-in attempts. Try again after 05:05 PM GMT+1.', 'en: as before')
+})
