@@ -10,6 +10,12 @@ import type { MessageKey } from './locales/en.js'
 /** A value a message interpolates: text, a number, a date, or for a tag (`<strong>`) a function of its content. */
 export type MessageValue = string | number | Date | ((chunks: unknown[]) => unknown)
 
+/** A message of the catalogue with its values: what a route names, for the answer to say in its language. */
+export interface Said {
+  key: MessageKey
+  values?: Record<string, string | number | Date>
+}
+
 /** Host messages: per locale tag, some or all keys (docs/languages.md). */
 export type HostMessages = Record<string, Partial<Record<MessageKey, string>>>
 

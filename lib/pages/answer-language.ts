@@ -4,18 +4,13 @@
 // errors themselves keep their English messages: those are for logs and `errorCodes`.
 import { STATUS_CODES } from 'node:http'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import type { MessageKey } from '../i18n/locales/en.js'
 import { RequestLocales } from '../i18n/request-locale.js'
-import { direction, Translations } from '../i18n/translations.js'
+import { Translations, type Said } from '../i18n/translations.js'
 import { kAnswerLanguage } from '../symbols.js'
-import { addVary } from './page-renderer.js'
-import type { MessageValues, PageLanguage } from './page-language.js'
+import { sayLanguage } from './page-renderer.js'
+import { PageLanguages, type PageLanguage } from './page-language.js'
 
-/** A message a route says: its key and values, written in the answer's language. */
-export interface Said {
-  key: MessageKey
-  values?: MessageValues
-}
+export type { Said }
 
 /** A message whose values are messages too (a notice naming a duration), written by its function. */
 export type Composed = (language: Pick<PageLanguage, 't'>) => string
@@ -37,11 +32,11 @@ export function sayIn (language: Pick<PageLanguage, 't'>, said: Saying): string 
 export type ErrorPageLanguage = Pick<PageLanguage, 'locale' | 'dir' | 't'> & { negotiated: boolean }
 
 export class AnswerLanguage {
-  readonly #translations: Translations
+  readonly #languages: PageLanguages
   readonly #locales: RequestLocales
 
   constructor (translations: Translations, locales: RequestLocales) {
-    this.#translations = translations
+    this.#languages = new PageLanguages(translations)
     this.#locales = locales
   }
 
@@ -51,10 +46,9 @@ export class AnswerLanguage {
    */
   async say (reply: FastifyReply, said: Said | Composed): Promise<string> {
     const locale = await this.#locales.of(reply.request)
-    reply.header('content-language', locale)
-    if (this.#locales.negotiated) addVary(reply, 'Accept-Language')
+    sayLanguage(reply, locale, this.#locales.negotiated)
     // A message made of messages finds them all in the one locale (the host's function asked once).
-    return typeof said === 'function' ? said({ t: (key, values) => this.text(locale, { key, values }) }) : this.text(locale, said)
+    return sayIn(this.#languages.of(locale), said)
   }
 
   /** A JSON error of Fastify's shape, `{ statusCode, code, error, message }`, its `message` in the request's locale. */
@@ -68,14 +62,12 @@ export class AnswerLanguage {
    * host's `locale` function, which may be what failed (or need the store that is down).
    */
   errorPage (request: FastifyRequest): ErrorPageLanguage {
-    const locale = this.#locales.ofErrorPage(request)
-    return { locale, dir: direction(locale), t: (key, values) => this.text(locale, { key, values }), negotiated: this.#locales.negotiated }
+    return { ...this.#languages.of(this.#locales.ofErrorPage(request)), negotiated: this.#locales.negotiated }
   }
 
   /** The message `said` in `locale`, one of the app's. */
-  text (locale: string, { key, values }: Said): string {
-    // Parts come back only for a message with tags, which none of these has; joined all the same.
-    return [this.#translations.format(locale, key, values)].flat().join('')
+  text (locale: string, said: Said): string {
+    return sayIn(this.#languages.of(locale), said)
   }
 }
 

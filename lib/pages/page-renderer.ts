@@ -98,8 +98,7 @@ export class PageRenderer {
 
   /** The context pages in `locale` start from; the answer says its language (and varies with the header). */
   #baseOf (locale: string, reply: FastifyReply): Omit<PageContext, 'member'> {
-    reply.header('content-language', locale)
-    if (this.#locales.negotiated) addVary(reply, 'Accept-Language')
+    sayLanguage(reply, locale, this.#locales.negotiated)
     let base = this.#bases.get(locale)
     if (base === undefined) {
       const language = this.#languages.of(locale)
@@ -181,8 +180,17 @@ function sendHtml (reply: FastifyReply, document: string): FastifyReply {
   return reply.type('text/html; charset=utf-8').send(document)
 }
 
+/**
+ * Says the answer's language: `Content-Language`, and `Vary: Accept-Language` when the header chose it
+ * (`negotiated`), added to what `Vary` already has. Every answer in a language says it here.
+ */
+export function sayLanguage (reply: FastifyReply, locale: string, negotiated: boolean): void {
+  reply.header('content-language', locale)
+  if (negotiated) addVary(reply, 'Accept-Language')
+}
+
 /** Adds `field` to the answer's `Vary` (once), keeping what is there. */
-export function addVary (reply: FastifyReply, field: string): void {
+function addVary (reply: FastifyReply, field: string): void {
   const vary = reply.getHeader('vary')
   if (vary === undefined) {
     reply.header('vary', field)

@@ -6,6 +6,7 @@ import { isJsonClient } from './negotiation.js'
 import { applyOwnHeaders, type ApplySecurityHeaders } from './security-headers.js'
 import { storeErrorHandler } from './unavailable.js'
 import { answerLanguageOf } from './answer-language.js'
+import { sayLanguage } from './page-renderer.js'
 
 const { FST_SR_INTERNAL_ERROR } = errorCodes
 const { code: INTERNAL } = new FST_SR_INTERNAL_ERROR()
@@ -67,7 +68,8 @@ function sendServerError (error: unknown, request: FastifyRequest, reply: Fastif
   }
   // A fixed locale, else the one Accept-Language asks for; never the host's locale function: it may be what failed.
   const { locale, dir, t, negotiated } = answerLanguageOf(request).errorPage(request)
-  reply.code(500).header('cache-control', 'no-store').header('vary', negotiated ? 'Accept, Accept-Language' : 'Accept').header('content-language', locale)
+  reply.code(500).header('cache-control', 'no-store').header('vary', 'Accept')
+  sayLanguage(reply, locale, negotiated)
   if (isJsonClient(request)) return reply.send({ statusCode: 500, code, error: 'Internal Server Error', message: t('serverError.message') })
   const title = escapeHtml(t('serverError.title'))
   return reply.type('text/html; charset=utf-8').send(`<!doctype html><html lang="${locale}" dir="${dir}"><head><meta charset="utf-8">` +

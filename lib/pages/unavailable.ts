@@ -10,7 +10,7 @@ import { eventBase, storeUnavailable } from '../events.js'
 import { IntervalLog } from '../interval-log.js'
 import type { MessageKey } from '../i18n/locales/en.js'
 import { answerLanguageOf } from './answer-language.js'
-import { addVary } from './page-renderer.js'
+import { sayLanguage } from './page-renderer.js'
 
 /** Seconds a client is told to wait before trying again while a store is unavailable. */
 export const STORE_RETRY_AFTER_SECONDS = 5
@@ -75,8 +75,7 @@ function sendStoreUnavailable (error: FastifyError | Error, request: FastifyRequ
     ? JSON.stringify({ statusCode: 503, code: 'FST_SR_STORE_UNAVAILABLE', error: 'Service Unavailable', message, ...(signedOut ? { signedOut } : {}), ...(answer === 'others-kept' ? { signedOutEverywhere: false } : {}) })
     : `<!doctype html><html lang="${locale}" dir="${dir}"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title></head>` +
       `<body><main><h1>${escapeHtml(title)}</h1><p>${escapeHtml(message)}</p></main></body></html>`
-  reply.header('content-language', locale)
-  if (negotiated) addVary(reply, 'Accept-Language')
+  sayLanguage(reply, locale, negotiated)
   const headers: OutgoingHttpHeaders = {}
   for (const [name, value] of Object.entries(reply.getHeaders())) {
     if (value !== undefined && name !== 'location' && name !== 'set-cookie') headers[name] = value

@@ -6,6 +6,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import { forgetStoredMember, type MemberLookup } from './member.js'
 import type { SessionAdapter } from './session-adapter.js'
 import type { MessageKey } from '../i18n/locales/en.js'
+import type { Said } from '../i18n/translations.js'
 
 /** The `timeouts` option: each limit in milliseconds, `false` to turn that one off. */
 export interface TimeoutsOptions {
@@ -108,20 +109,14 @@ export function noteSessionEnd (request: FastifyRequest, reply: FastifyReply, lo
   reply.setCookie(NOTICE_COOKIE, end, { path: loginPath, httpOnly: true, sameSite: 'lax', secure: request.protocol === 'https', maxAge: NOTICE_MAX_AGE_SECONDS })
 }
 
-/** A message of the catalogue and its values, as the pages say it (pages/answer-language.ts). */
-export interface Message {
-  key: MessageKey
-  values: Record<string, number>
-}
-
 /** The login page's notice of a timeout: its message, and the duration the message names (a message too). */
 export interface TimeoutNotice {
   key: MessageKey
-  duration: Message
+  duration: Said
 }
 
 /** "60 minutes", "1 minute", "3 seconds", "12 hours": a limit as the notice says it (hours from two on). */
-export function spokenDuration (ms: number): Message {
+export function spokenDuration (ms: number): Said {
   const [n, key]: [number, MessageKey] = ms % 3_600_000 === 0 && ms >= 7_200_000
     ? [ms / 3_600_000, 'duration.hours']
     : ms >= 60_000 ? [Math.round(ms / 60_000), 'duration.minutes'] : [Math.max(1, Math.round(ms / 1000)), 'duration.seconds']
