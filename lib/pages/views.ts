@@ -173,14 +173,6 @@ function csrfField (token: string | undefined): SafeHtml | '' {
   return token === undefined ? '' : html`<input type="hidden" name="_csrf" value="${token}">`
 }
 
-/**
- * "09:15 UTC": the time a refused visitor may try again, in the sign-in routes' refusal messages. The
- * login page's own lockout sentence is the message login.lockedOut, in the page's locale and time zone.
- */
-export function retryTime (date: Date): string {
-  return `${date.toISOString().slice(11, 16)} UTC`
-}
-
 /** The hidden field that carries the return address through a form. */
 function returnField (ctx: PageContext, backUrl: string): SafeHtml {
   return html`<input type="hidden" name="${ctx.returnParam ?? 'BackURL'}" value="${backUrl}">`

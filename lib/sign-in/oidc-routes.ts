@@ -10,7 +10,6 @@ import type { SignInStepDeps } from '../session/sign-in-step.js'
 import { REMEMBER_FIELD, wantsRemember } from '../session/remember-me.js'
 import { isJsonClient } from '../pages/negotiation.js'
 import { inEnglish, type AnswerLanguage, type Said } from '../pages/answer-language.js'
-import { retryTime } from '../pages/views.js'
 import type { SectionPaths } from '../pages/page-renderer.js'
 import { page, redirect, routeSchema, type OpenApi, type RouteDoc } from '../pages/openapi.js'
 import { safeBackUrl } from './back-url.js'
@@ -234,7 +233,7 @@ export function oidcRoutes (fastify: FastifyInstance, deps: OidcRouteDeps): void
     if (limited !== undefined) {
       reply.header('retry-after', String(Math.max(1, Math.ceil((limited.until.getTime() - Date.now()) / 1000))))
       failed(request, 'rate-limited', provider.id)
-      return refuse(reply, refusalError('FST_SR_LOGIN_RATE_LIMITED', retryTime(limited.until), limited.until), backUrl)
+      return refuse(reply, refusalError('FST_SR_LOGIN_RATE_LIMITED', limited.until), backUrl)
     }
     if (state !== held.s) return refuseCounted(request, reply, 'oidc-state', provider, MESSAGES.failed(provider.label), backUrl)
     if (query.error !== undefined) {

@@ -16,11 +16,13 @@ export const MAX_KEPT_REFUSALS = 256
 const kept = new Map<string, FastifyError>()
 
 /**
- * The error of a refused sign-in, made once per code and time and then shared: only its status, code and
- * message are read (the page or the JSON), while a new error would capture a stack that nobody reads, on
- * each refusal of a password spray, which come as fast as the attacker sends.
+ * The error of a refused sign-in, made once per code and minute of `until` (when it may try again) and
+ * then shared: only its status, code and message are read (the page or the JSON), while a new error would
+ * capture a stack that nobody reads, on each refusal of a password spray, which come as fast as the
+ * attacker sends.
  */
-export function refusalError (code: RefusalCode, time?: string, until?: Date): FastifyError {
+export function refusalError (code: RefusalCode, until?: Date): FastifyError {
+  const time = until === undefined ? undefined : retryTime(until)
   const key = `${code} ${time}`
   let error = kept.get(key)
   if (error === undefined) {
@@ -36,6 +38,11 @@ export function refusalError (code: RefusalCode, time?: string, until?: Date): F
 // The time a kept refusal names, for its message in the visitor's language (the error's own is English,
 // for the log): the first of its minute, which says the same minute.
 const retryAt = new WeakMap<FastifyError, Date>()
+
+/** "09:15 UTC": the time in a refusal's own (English, logged) message; the visitor reads `retryAt`'s, in their language. */
+function retryTime (date: Date): string {
+  return `${date.toISOString().slice(11, 16)} UTC`
+}
 
 /** The message a refusal says to the visitor, in their language: its code's, with the time it names. */
 export function refusalSaid (error: FastifyError): Said {

@@ -6,7 +6,6 @@ import { eventBase, signInFailed } from '../events.js'
 import { siteOrigin } from '../redirect/site-origin.js'
 import { checkedMethod, missingSignInOptions, signInSession, type SignInHow, type SignInStepDeps } from '../session/sign-in-step.js'
 import type { MemberAnswerSource } from '../session/member.js'
-import { retryTime } from '../pages/views.js'
 import { safeBackUrl } from './back-url.js'
 import { settleWhenAnswered, type NewSessions } from './new-sessions.js'
 import { refusalError } from './refusals.js'
@@ -34,7 +33,7 @@ function withinNewSessions (reply: FastifyReply, how: SignInHow, deps: SignInSte
       signInFailed.publish({ ...eventBase(request, deps.section), reason: 'too-many-sessions', identifierHash: undefined, ...(how.provider === undefined ? {} : { provider: how.provider }) })
     }
     reply.header('retry-after', retryAfter(until))
-    throw refusalError('FST_SR_SESSION_RATE_LIMITED', retryTime(until), until)
+    throw refusalError('FST_SR_SESSION_RATE_LIMITED', until)
   }
 }
 

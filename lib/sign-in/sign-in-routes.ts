@@ -19,7 +19,6 @@ import { oidcRoutes, providerHref, providerSignOut } from './oidc-routes.js'
 import { isJsonClient, wantsJson } from '../pages/negotiation.js'
 import { sayIn, type AnswerLanguage, type Composed, type Said } from '../pages/answer-language.js'
 import type { PageRenderer, SectionPaths } from '../pages/page-renderer.js'
-import { retryTime } from '../pages/views.js'
 import { logServerError } from '../pages/server-error.js'
 import { sendOthersNotSignedOut } from '../pages/unavailable.js'
 import { hostError, page, redirect, routeSchema, STORE_DOWN, type OpenApi, type RouteDoc } from '../pages/openapi.js'
@@ -418,8 +417,8 @@ function signInForms (fastify: FastifyInstance, deps: SignInDeps): void {
   function limited (reply: FastifyReply, refusal: Refusal | { reason: 'sessions', until: Date }, backUrl: string | undefined, email: string) {
     const { reason, until } = refusal
     reply.header('retry-after', String(Math.max(1, Math.ceil((until.getTime() - Date.now()) / 1000))))
-    if (reason === 'address') return refuse(reply, refusalError('FST_SR_LOGIN_RATE_LIMITED', retryTime(until), until), { backUrl, email })
-    if (reason === 'sessions') return refuse(reply, refusalError('FST_SR_SESSION_RATE_LIMITED', retryTime(until), until), { backUrl, email })
-    return refuse(reply, refusalError('FST_SR_LOCKED_OUT', retryTime(until), until), { backUrl, email, lockedUntil: until })
+    if (reason === 'address') return refuse(reply, refusalError('FST_SR_LOGIN_RATE_LIMITED', until), { backUrl, email })
+    if (reason === 'sessions') return refuse(reply, refusalError('FST_SR_SESSION_RATE_LIMITED', until), { backUrl, email })
+    return refuse(reply, refusalError('FST_SR_LOCKED_OUT', until), { backUrl, email, lockedUntil: until })
   }
 }
